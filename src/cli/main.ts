@@ -1,0 +1,111 @@
+// Entry point of the smc-run command. `smc-run SUBCOMMAND ...` runs a tool (stats, sysctl, ...);
+// anything else is a program to launch under SMC, and parsing stops at its first word so its own
+// arguments reach it untouched (smc-run node -r dotenv/config app.js).
+import type { Argv } from 'yargs';
+import { CliError, reportError, toCliError, usageError } from './errors';
+import { launch } from './launch';
+import { SUBCOMMANDS } from './commands';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const VERSION = (require('../../package.json') as { version: string }).version;
+
+type YargsFactory = (args: string[]) => Argv;
+
+async function loadYargs(): Promise<YargsFactory> {
+  // yargs 18 is ESM-only; this package is CommonJS (the preload shim must be), hence import().
+  const mod = (await import('yargs')) as unknown as { default: YargsFactory };
+  return mod.default;
+}
+
+function failHandler(msg: string | undefined, err: Error | undefined): never {
+  if (err) throw err;
+  throw usageError(msg ?? 'invalid arguments');
+}
+
+const LAUNCH_EXAMPLES: [string, string][] = [
+  ['smc-run node server.js', 'every TCP socket of server.js (and its children) over SMC'],
+  ['smc-run -d npm start', 'with a debug line per socket'],
+  ['smc-run --exclude 10.0.0.0/8:5432 node app.js', 'keep the database connection on TCP'],
+  ['smc-run -t 1M -r 1M node bulk.js', '1 MiB SMC send/receive buffers (needs net.core.wmem_max/rmem_max >= 1M)'],
+  ['smc-run stats sockets --pid 1234', 'SMC mode and fallback reason of each connection of a process'],
+];
+
+/** A repeatable string option: yargs gives undefined, one string, or an array of them. */
+function asList(v: string | string[] | undefined): string[] {
+  return v === undefined ? [] : ([] as string[]).concat(v).map(String);
+}
+
+async function runLauncher(yargs: YargsFactory, argv: string[]): Promise<number> {
+  const y = yargs(argv)
+    .scriptName('smc-run')
+    .help(false)
+    .version(false)
+    .usage('$0 [options] <command> [args...]\n$0 <stats|sysctl|ueid|seid|hs-limit|doctor> ...\n\nRun a command with every TCP socket of its Node.js processes opened as an SMC socket (AF_SMC), falling back to TCP visibly when SMC is impossible.')
+    .parserConfiguration({ 'halt-at-non-option': true, 'parse-positional-numbers': false, 'boolean-negation': false })
+    .option('debug', { alias: 'd', type: 'boolean', default: false, describe: 'log each socket and decision to stderr' })
+    .option('log-json', { type: 'boolean', default: false, describe: 'log as JSON lines instead of text' })
+    .option('include', { type: 'string', describe: 'only these CIDR[:port] use SMC (repeatable)' })
+    .option('exclude', { type: 'string', describe: 'these CIDR[:port] stay TCP; wins over --include (repeatable)' })
+    .option('proto', { choices: ['af_smc', 'ipproto', 'auto'], describe: 'AF_SMC sockets, IPPROTO_SMC (6.11+), or AF_SMC falling back to IPPROTO_SMC (default)' })
+    .option('sndbuf', { alias: 't', type: 'string', describe: 'SO_SNDBUF for each SMC socket (256k, 1M, ...)' })
+    .option('rcvbuf', { alias: 'r', type: 'string', describe: 'SO_RCVBUF for each SMC socket (256k, 1M, ...)' })
+    .option('help', { alias: 'h', type: 'boolean', describe: 'show this help' })
+    .option('version', { alias: 'V', type: 'boolean', describe: 'show the version' })
+    .strict()
+    .exitProcess(false)
+    .fail(failHandler)
+    .epilog('Environment: SMC_RUN_DISABLE=1 turns the shim off for a process tree; SMC_RUN_DEBUG=1 as -d.\nTool commands: smc-run stats --help, smc-run sysctl --help, ...');
+  for (const [cmd, desc] of LAUNCH_EXAMPLES) y.example(cmd, desc);
+  const args = await y.parseAsync();
+  if (args.help) {
+    process.stdout.write(`${await y.getHelp()}\n`);
+    return 0;
+  }
+  if (args.version) {
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
+  // the command and its arguments exactly as given (yargs may have normalised the strings in `_`)
+  const command = argv.slice(argv.length - args._.length);
+  return launch(command, {
+    debug: args.debug,
+    logJson: args['log-json'],
+    include: asList(args.include),
+    exclude: asList(args.exclude),
+    proto: args.proto,
+    sndbuf: args.sndbuf,
+    rcvbuf: args.rcvbuf,
+  });
+}
+
+async function runSubcommand(yargs: YargsFactory, argv: string[]): Promise<number> {
+  let exitCode = 0;
+  const y = yargs(argv)
+    .scriptName('smc-run')
+    .parserConfiguration({ 'parse-positional-numbers': false })
+    .strict()
+    .exitProcess(false)
+    .fail(failHandler)
+    .help()
+    .alias('help', 'h')
+    .version(false)
+    .demandCommand(1, 'name a subcommand (see --help)');
+  for (const register of Object.values(SUBCOMMANDS)) register(y, (code) => (exitCode = code));
+  const args = await y.parseAsync();
+  if (args.help) return 0;
+  return exitCode;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const json = argv.includes('--json');
+  try {
+    const yargs = await loadYargs();
+    const first = argv[0];
+    if (first !== undefined && Object.hasOwn(SUBCOMMANDS, first)) return await runSubcommand(yargs, argv);
+    return await runLauncher(yargs, argv);
+  } catch (e) {
+    return reportError(toCliError(e), json);
+  }
+}
+
+export { CliError };

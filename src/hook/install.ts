@@ -1,0 +1,158 @@
+// The hook: patch the libuv TCP handle prototype in place so that every TCP handle Node creates (net,
+// http, tls, http2, fetch, cluster, happy eyeballs, listen(handle), localAddress) gets an SMC socket
+// from the addon right before libuv would create a plain one. Never replaces the class (net.js,
+// _tls_wrap.js and child_process keep references to it) and never throws into the program.
+import * as net from 'node:net';
+import { AF_INET, SOL_SOCKET, SO_RCVBUF, SO_SNDBUF } from '../constants';
+import type { ShimConfig } from '../config';
+import { log } from '../log';
+import type { NativeAddon } from '../native';
+import { firstLine, isSystemError } from '../native';
+import { wantsSmc } from '../policy/rules';
+import { formatSize } from '../units';
+import { type HookStats, newStats } from './stats';
+import type { IpFamily, SocketSpec } from './socket-spec';
+
+/** The parts of Node's internal TCP handle that the hook touches. */
+interface TcpHandle {
+  readonly fd: number;
+  open(fd: number): number;
+}
+type HandleMethod = (this: TcpHandle, ...args: unknown[]) => unknown;
+
+export interface HookState {
+  stats: HookStats;
+  specs: Record<IpFamily, SocketSpec | undefined>;
+  config: ShimConfig;
+}
+
+const STATE = Symbol.for('smc-run.hook');
+const ORIGINALS = Symbol.for('smc-run.originals');
+
+type Global = typeof globalThis & { [STATE]?: HookState };
+
+export function hookState(): HookState | undefined {
+  return (globalThis as Global)[STATE];
+}
+
+/**
+ * The TCP handle class, obtained without process.binding (deprecated, and denied under the permission
+ * model): wrap a throw-away AF_INET fd in a net.Socket and read its handle's constructor.
+ */
+function tcpHandlePrototype(addon: NativeAddon): Record<string | symbol, unknown> {
+  const fd = addon.createSocket(AF_INET, 0);
+  let socket: net.Socket | undefined;
+  try {
+    socket = new net.Socket({ fd, readable: false, writable: false });
+    socket.on('error', () => {});
+    const handle = (socket as unknown as { _handle?: object })._handle;
+    if (!handle) throw new Error('net.Socket({ fd }) has no handle');
+    return Object.getPrototypeOf(handle) as Record<string | symbol, unknown>;
+  } finally {
+    if (socket) socket.destroy();
+    else addon.closeFd(fd);
+  }
+}
+
+// Which (family, policy address) a handle method implies. connect/connect6(req, address, port) match
+// the destination; bind/bind6(address, port) the local address; an unbound listen() makes libuv bind
+// 0.0.0.0:0, so it is an IPv4 socket.
+const METHODS: Record<string, { family: IpFamily; addressArg: number; portArg: number }> = {
+  connect: { family: 4, addressArg: 1, portArg: 2 },
+  connect6: { family: 6, addressArg: 1, portArg: 2 },
+  bind: { family: 4, addressArg: 0, portArg: 1 },
+  bind6: { family: 6, addressArg: 0, portArg: 1 },
+  listen: { family: 4, addressArg: -1, portArg: -1 },
+};
+
+let cappedWarned = false;
+
+function applyBufferSizes(addon: NativeAddon, fd: number, config: ShimConfig): void {
+  for (const [want, opt, name, limit] of [
+    [config.sndbuf, SO_SNDBUF, 'sndbuf', 'net.core.wmem_max'],
+    [config.rcvbuf, SO_RCVBUF, 'rcvbuf', 'net.core.rmem_max'],
+  ] as const) {
+    if (want === undefined) continue;
+    addon.setSockOptInt(fd, SOL_SOCKET, opt, want);
+    // the kernel doubles the value it stores (bookkeeping overhead); SMC sizes its buffer from half
+    const effective = Math.floor(addon.getSockOptInt(fd, SOL_SOCKET, opt) / 2);
+    log.debug(`${name} requested ${formatSize(want)}, effective ${formatSize(effective)}`, { fd });
+    if (effective < want && !cappedWarned) {
+      cappedWarned = true;
+      log.warn(
+        `${name} ${formatSize(want)} capped by the kernel at ${formatSize(effective)}; raise it with: sysctl -w ${limit}=${want}`,
+      );
+    }
+  }
+}
+
+function adopt(state: HookState, addon: NativeAddon, handle: TcpHandle, op: string, args: unknown[]): void {
+  if (handle.fd !== -1) return; // already has a socket: a user fd, or bound earlier (localAddress)
+  const m = METHODS[op];
+  if (!m) return;
+  const { stats, config } = state;
+  const spec = state.specs[m.family];
+  if (!spec) {
+    stats.unavailable++;
+    return;
+  }
+  const address = m.addressArg >= 0 ? String(args[m.addressArg]) : '0.0.0.0';
+  const port = m.portArg >= 0 ? Number(args[m.portArg]) : 0;
+  if (!wantsSmc(config.include, config.exclude, address, port)) {
+    stats.excluded++;
+    log.debug(`${op} ${address}:${port} excluded by policy: plain TCP`);
+    return;
+  }
+  let fd = -1;
+  try {
+    fd = addon.createSocket(spec.domain, spec.protocol);
+    if (config.sndbuf !== undefined || config.rcvbuf !== undefined) applyBufferSizes(addon, fd, config);
+    const err = handle.open(fd);
+    if (err !== 0) throw new Error(`handle.open failed (${err})`);
+  } catch (e) {
+    if (fd >= 0) {
+      try {
+        addon.closeFd(fd);
+      } catch {
+        /* already closed */
+      }
+    }
+    stats.errors++;
+    log.debug(`${op} ${address}:${port}: SMC socket failed, libuv makes a TCP socket: ${isSystemError(e) ? e.code : firstLine(String(e))}`);
+    return;
+  }
+  stats.smc++;
+  stats.byOp[op] = (stats.byOp[op] ?? 0) + 1;
+  log.debug(`${op} ${address}:${port} on ${spec.kind} fd ${fd}`);
+}
+
+/** Installs the hook in this thread (once; later calls return the existing state). */
+export function installHook(addon: NativeAddon, config: ShimConfig, specs: HookState['specs']): HookState {
+  const g = globalThis as Global;
+  const existing = g[STATE];
+  if (existing) return existing;
+  const state: HookState = { stats: newStats(), specs, config };
+  const proto = tcpHandlePrototype(addon);
+  if (!proto[ORIGINALS]) {
+    const originals: Record<string, HandleMethod> = {};
+    for (const op of Object.keys(METHODS)) {
+      const original = proto[op];
+      if (typeof original !== 'function') continue;
+      originals[op] = original as HandleMethod;
+      proto[op] = function smcRunHooked(this: TcpHandle, ...args: unknown[]): unknown {
+        const current = g[STATE];
+        if (current) {
+          try {
+            adopt(current, addon, this, op, args);
+          } catch {
+            // the shim never throws into the program: this socket simply stays TCP
+          }
+        }
+        return (originals[op] as HandleMethod).apply(this, args);
+      };
+    }
+    proto[ORIGINALS] = originals;
+  }
+  g[STATE] = state;
+  return state;
+}

@@ -1,0 +1,40 @@
+# Shared helpers for the real-kernel harness (sourced, not run).
+# Everything the harness downloads or builds lives in the user cache dir.
+CACHE_ROOT=${XDG_CACHE_HOME:-$HOME/.cache}/smc-run
+MIRROR=${SMC_RUN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+log() { echo "[smc-run vm $(date +%T)] $*" >&2; }
+die() { echo "[smc-run vm] error: $*" >&2; exit 1; }
+
+# apt_need PKG... : install Debian packages that are missing (CI machines may be fresh).
+apt_need() {
+  local need=() p
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || need+=("$p"); done
+  ((${#need[@]})) || return 0
+  log "apt-get install ${need[*]}"
+  if [ ! -e "$CACHE_ROOT/.apt-updated" ] || ! apt-get install -y --no-install-recommends --dry-run "${need[@]}" >/dev/null 2>&1; then
+    apt-get update -qq && mkdir -p "$CACHE_ROOT" && touch "$CACHE_ROOT/.apt-updated"
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+}
+
+# trixie_apt ARGS... : apt-get against a private state for Debian trixie (system sources untouched).
+trixie_apt() {
+  local st=$CACHE_ROOT/apt-trixie
+  mkdir -p "$st/lists/partial"
+  [ -e "$st/sources.list" ] || echo "deb $MIRROR trixie main" > "$st/sources.list"
+  local o=(-o Dir::Etc::sourcelist="$st/sources.list" -o Dir::Etc::sourceparts=- -o Dir::State::Lists="$st/lists"
+           -o Dir::Cache::archives="$st/archives" -o APT::Sandbox::User=root)
+  if ! ls "$st/lists/"*trixie*Packages* >/dev/null 2>&1 || [ -n "$(find "$st/lists" -maxdepth 1 -name '*Packages*' -mtime +7)" ]; then
+    apt-get "${o[@]}" update -qq >/dev/null
+  fi
+  apt-get "${o[@]}" "$@"
+}
+
+# can_run_qemu: qemu can run here (TCG always can once installed).
+accel_args() {
+  if [ -w /dev/kvm ] && [ ! -d /sys/module/kvm_pvm ] && [ "${SMC_RUN_ACCEL:-auto}" != tcg ]; then
+    echo "-enable-kvm -cpu host,-arch-capabilities"
+  else
+    echo "-accel tcg,thread=multi,tb-size=256 -cpu max"
+  fi
+}
