@@ -21,13 +21,13 @@ export const usageError = (message: string): CliError => new CliError('EUSAGE', 
 /** Maps any thrown value to a CliError with a code a script can switch on. */
 export function toCliError(e: unknown): CliError {
   if (e instanceof CliError) return e;
+  if (e instanceof RangeError || e instanceof TypeError) return new CliError('EINVAL', e.message, EXIT_USAGE);
   if (isSystemError(e)) {
     if (e.code === 'EPERM' || e.code === 'EACCES') {
       return new CliError(e.code, `${e.message}: not permitted (run as root, e.g. with sudo)`, EXIT_FAILURE);
     }
     return new CliError(e.code, e.message, EXIT_FAILURE);
   }
-  if (e instanceof RangeError || e instanceof TypeError) return new CliError('EINVAL', e.message, EXIT_USAGE);
   return new CliError('EINTERNAL', e instanceof Error ? e.message : String(e), EXIT_FAILURE);
 }
 

@@ -1,0 +1,73 @@
+// smc-run's programmatic API. Import it from ESM or CommonJS: `import { getSmcInfo } from 'smc-run'`.
+import type * as net from 'node:net';
+import { readConfig, type ProtoMode, type ShimConfig } from './config';
+import { enableFromConfig, type EnableResult } from './hook/enable';
+import { hookState } from './hook/install';
+import type { HookStats } from './hook/stats';
+import { AF_SMC, IPPROTO_SMC, SOL_SOCKET, SO_DOMAIN, SO_PROTOCOL } from './constants';
+import { addon } from './native';
+import { parseRules } from './policy/rules';
+import { parseSize } from './units';
+
+export { getSmcInfo, listSmcSockets } from './stats/sockets';
+export type { SmcSocketInfo, SmcMode, SmcFallbackInfo } from './stats/sockets';
+export { fallbackReason, FALLBACK_REASONS } from './stats/fallback-reasons';
+export type { FallbackReason } from './stats/fallback-reasons';
+export { listUeids, addUeid, removeUeid, flushUeids } from './api/eid';
+export { NoSmcError } from './api/errors';
+export type { EnableResult } from './hook/enable';
+export type { HookStats } from './hook/stats';
+export type { NamespaceTarget } from './netns';
+
+export interface EnableOptions {
+  /** CIDR[:port] rules: only these use SMC */
+  include?: string[];
+  /** CIDR[:port] rules: these stay TCP (wins over include) */
+  exclude?: string[];
+  proto?: ProtoMode;
+  /** SO_SNDBUF / SO_RCVBUF per SMC socket: bytes or "1M" */
+  sndbuf?: number | string;
+  rcvbuf?: number | string;
+  debug?: boolean;
+}
+
+const size = (v: number | string | undefined): number | undefined => (v === undefined ? undefined : typeof v === 'number' ? v : parseSize(v));
+
+/**
+ * Opt in without the launcher: from now on every TCP socket this thread creates is an SMC socket.
+ * Options not given come from SMC_RUN_* variables. Returns what was enabled (never throws for a
+ * kernel without SMC: `enabled` is false and `reason` says why, as the launcher's notice does).
+ */
+export function enableSmc(options: EnableOptions = {}): EnableResult {
+  const base = readConfig();
+  const config: ShimConfig = {
+    ...base,
+    disabled: false,
+    debug: options.debug ?? base.debug,
+    include: options.include ? parseRules(options.include.join(',')) : base.include,
+    exclude: options.exclude ? parseRules(options.exclude.join(',')) : base.exclude,
+    proto: options.proto ?? base.proto,
+    sndbuf: size(options.sndbuf) ?? base.sndbuf,
+    rcvbuf: size(options.rcvbuf) ?? base.rcvbuf,
+  };
+  return enableFromConfig(config);
+}
+
+/** What the hook did in this thread, or undefined when it is not installed. */
+export function hookStats(): HookStats | undefined {
+  const s = hookState();
+  return s ? { ...s.stats, byOp: { ...s.stats.byOp } } : undefined;
+}
+
+/**
+ * True when this socket's fd is still an SMC socket (AF_SMC or IPPROTO_SMC) as far as the kernel's
+ * socket layer reports it. After an SMC-to-TCP fallback the kernel reports AF_INET: use getSmcInfo()
+ * for the live mode and the fallback reason.
+ */
+export function isSmcSocket(socket: net.Socket | net.Server): boolean {
+  const handle = (socket as unknown as { _handle?: { fd?: number } | null })._handle;
+  const fd = handle?.fd;
+  if (typeof fd !== 'number' || fd < 0) return false;
+  const a = addon();
+  return a.getSockOptInt(fd, SOL_SOCKET, SO_DOMAIN) === AF_SMC || a.getSockOptInt(fd, SOL_SOCKET, SO_PROTOCOL) === IPPROTO_SMC;
+}

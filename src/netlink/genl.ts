@@ -1,0 +1,77 @@
+// Generic netlink: resolve a family id by name (nlctrl), build and parse genl messages.
+import { NETLINK_GENERIC } from '../constants';
+import { Attrs, buildStringAttr, NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST, NetlinkParseError } from './message';
+import { NetlinkError, NetlinkSocket } from './socket';
+
+const GENL_ID_CTRL = 0x10;
+const CTRL_CMD_GETFAMILY = 3;
+const CTRL_ATTR_FAMILY_ID = 1;
+const CTRL_ATTR_FAMILY_NAME = 2;
+const GENL_HDRLEN = 4;
+
+export function buildGenl(cmd: number, version: number, attrs: Buffer = Buffer.alloc(0)): Buffer {
+  const hdr = Buffer.alloc(GENL_HDRLEN);
+  hdr.writeUInt8(cmd, 0);
+  hdr.writeUInt8(version, 1);
+  return Buffer.concat([hdr, attrs]);
+}
+
+export interface GenlMessage {
+  cmd: number;
+  attrs: Attrs;
+}
+
+export function parseGenl(payload: Buffer): GenlMessage {
+  if (payload.length < GENL_HDRLEN) throw new NetlinkParseError(`genl message: ${payload.length} bytes`);
+  return { cmd: payload.readUInt8(0), attrs: Attrs.parse(payload.subarray(GENL_HDRLEN)) };
+}
+
+/** A generic netlink family on one socket (resolved once). */
+export class GenlFamily {
+  private constructor(
+    readonly socket: NetlinkSocket,
+    readonly id: number,
+    readonly version: number,
+  ) {}
+
+  /** Resolves `name`; ENOENT (as a NetlinkError) when the kernel does not have that family. */
+  static resolve(socket: NetlinkSocket, name: string, version: number): GenlFamily {
+    let replies;
+    try {
+      replies = socket.request(GENL_ID_CTRL, NLM_F_REQUEST, buildGenl(CTRL_CMD_GETFAMILY, 1, buildStringAttr(CTRL_ATTR_FAMILY_NAME, name)), `resolve ${name}`);
+    } catch (e) {
+      if (e instanceof NetlinkError && e.code === 'ENOENT') {
+        throw new NetlinkError(e.errno, 'ENOENT', `the kernel has no generic netlink family ${name}`);
+      }
+      throw e;
+    }
+    const first = replies[0];
+    if (!first) throw new NetlinkParseError(`resolve ${name}: no reply`);
+    const id = parseGenl(first.payload).attrs.u16(CTRL_ATTR_FAMILY_ID);
+    if (id === undefined) throw new NetlinkParseError(`resolve ${name}: no family id in reply`);
+    return new GenlFamily(socket, id, version);
+  }
+
+  dump(cmd: number, what: string, attrs?: Buffer): GenlMessage[] {
+    return this.socket.request(this.id, NLM_F_REQUEST | NLM_F_DUMP, buildGenl(cmd, this.version, attrs), what).map((m) => parseGenl(m.payload));
+  }
+
+  /** A command acknowledged by the kernel (changes: ADD_UEID, ENABLE_...). */
+  doAck(cmd: number, what: string, attrs?: Buffer): void {
+    this.socket.request(this.id, NLM_F_REQUEST | NLM_F_ACK, buildGenl(cmd, this.version, attrs), what);
+  }
+
+  static open(name: string, version: number, netnsPath?: string): GenlFamily {
+    const s = NetlinkSocket.open(NETLINK_GENERIC, netnsPath);
+    try {
+      return GenlFamily.resolve(s, name, version);
+    } catch (e) {
+      s.close();
+      throw e;
+    }
+  }
+
+  close(): void {
+    this.socket.close();
+  }
+}

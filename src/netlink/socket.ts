@@ -1,0 +1,105 @@
+// A netlink socket (optionally opened inside another network namespace) that sends one request and
+// collects its replies: multi-part dumps up to NLMSG_DONE, acks, and NLMSG_ERROR as typed errors.
+import * as os from 'node:os';
+import { addon, type SystemError } from '../native';
+import { NetlinkParseError, NLMSG_DONE, NLMSG_ERROR, NLMSG_NOOP, NLM_F_ACK, NLM_F_MULTI, buildMessage, parseMessages, type NlMessage } from './message';
+
+const ERRNO_NAMES = new Map<number, string>(Object.entries(os.constants.errno).map(([name, n]) => [n, name]));
+
+/** The kernel answered a request with an error (errno in `code`, e.g. "EPERM"). */
+export class NetlinkError extends Error implements SystemError {
+  readonly syscall = 'netlink';
+  constructor(
+    readonly errno: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+  static fromErrno(errno: number, what: string): NetlinkError {
+    const code = ERRNO_NAMES.get(errno) ?? `E${errno}`;
+    return new NetlinkError(errno, code, `${what}: ${code} (${describe(errno)})`);
+  }
+}
+
+function describe(errno: number): string {
+  // util.getSystemErrorMessage arrived in Node 23; the libuv map has the same texts for these
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const util = require('node:util') as { getSystemErrorMap?: () => Map<number, [string, string]> };
+    return util.getSystemErrorMap?.().get(-errno)?.[1] ?? `errno ${errno}`;
+  } catch {
+    return `errno ${errno}`;
+  }
+}
+
+const MAX_DATAGRAMS = 1_000_000; // a dump longer than this is a kernel or parser bug, not data
+
+export class NetlinkSocket {
+  private seq = Math.floor(Math.random() * 0x7fffffff);
+  private closed = false;
+
+  private constructor(
+    private readonly fd: number,
+    readonly protocol: number,
+  ) {}
+
+  /** Opens a socket for the netlink protocol, in the network namespace at netnsPath if given. */
+  static open(protocol: number, netnsPath?: string): NetlinkSocket {
+    const a = addon();
+    const fd = netnsPath === undefined ? a.netlinkOpen(protocol) : a.openInNetns(netnsPath, 'netlink', '', protocol);
+    return new NetlinkSocket(fd, protocol);
+  }
+
+  /**
+   * Sends one request and returns the reply messages (not the DONE/ACK terminators). A dump ends at
+   * NLMSG_DONE; a plain request with NLM_F_ACK ends at its ack.
+   */
+  request(type: number, flags: number, payload: Buffer, what: string): NlMessage[] {
+    if (this.closed) throw new Error('netlink socket closed');
+    const seq = (this.seq = (this.seq + 1) >>> 0);
+    const a = addon();
+    a.netlinkSend(this.fd, buildMessage(type, flags, seq, payload));
+    const out: NlMessage[] = [];
+    for (let i = 0; i < MAX_DATAGRAMS; i++) {
+      const datagram = a.netlinkRecv(this.fd);
+      let multi = false;
+      for (const msg of parseMessages(datagram)) {
+        if (msg.seq !== seq) continue; // a stale reply to an earlier, abandoned request
+        if (msg.type === NLMSG_ERROR) {
+          if (msg.payload.length < 4) throw new NetlinkParseError(`${what}: truncated NLMSG_ERROR`);
+          const err = -msg.payload.readInt32LE(0);
+          if (err !== 0) throw NetlinkError.fromErrno(err, what);
+          return out; // an ack
+        }
+        if (msg.type === NLMSG_DONE) {
+          const err = msg.payload.length >= 4 ? -msg.payload.readInt32LE(0) : 0;
+          if (err > 0) throw NetlinkError.fromErrno(err, what);
+          return out;
+        }
+        if (msg.type === NLMSG_NOOP) continue;
+        out.push(msg);
+        if (msg.flags & NLM_F_MULTI) multi = true;
+      }
+      // a single-part reply without NLM_F_ACK ends with its one message
+      if (!multi && !(flags & NLM_F_ACK) && out.length > 0) return out;
+    }
+    throw new NetlinkParseError(`${what}: reply never ended`);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    addon().closeFd(this.fd);
+  }
+
+  /** Runs fn with a socket that is always closed afterwards. */
+  static with<T>(protocol: number, netnsPath: string | undefined, fn: (s: NetlinkSocket) => T): T {
+    const s = NetlinkSocket.open(protocol, netnsPath);
+    try {
+      return fn(s);
+    } finally {
+      s.close();
+    }
+  }
+}

@@ -1,0 +1,188 @@
+// Per-connection SMC state: sock_diag rows turned into the public SmcSocketInfo, looked up for one
+// Node socket by inode (fstat of its fd), or listed for a whole namespace.
+import type * as net from 'node:net';
+import { AF_INET, AF_INET6, AF_SMC, IPPROTO_SMC, SOL_SOCKET, SO_DOMAIN, SO_PROTOCOL } from '../constants';
+import { addon } from '../native';
+import { explainNetnsError, resolveNetns, type NamespaceTarget } from '../netns';
+import { NetlinkSocket } from '../netlink/socket';
+import { addressText, dumpSmcSockets, guessFamily, openSockDiag, type Cursor, type SmcDiagRow } from '../netlink/sockdiag';
+import { fallbackReason } from './fallback-reasons';
+
+export type SmcMode = 'smcr' | 'smcd' | 'fallback' | 'tcp';
+
+export interface SmcFallbackInfo {
+  code: number;
+  name: string;
+  description: string;
+  fix: string | null;
+  peerCode: number;
+  peerName: string | null;
+  peerDescription: string | null;
+}
+
+export interface SmcSocketInfo {
+  mode: SmcMode;
+  fallback: SmcFallbackInfo | null;
+  state: string;
+  listening: boolean;
+  shutdown: { read: boolean; write: boolean };
+  family: 'IPv4' | 'IPv6' | 'unknown';
+  local: { address: string; port: number };
+  remote: { address: string; port: number };
+  buffers: { sndbuf: number; rmbe: number; peerRmbe: number } | null;
+  cursors: {
+    rxProd: Cursor; rxCons: Cursor; txProd: Cursor; txCons: Cursor;
+    txPrep: Cursor; txSent: Cursor; txFin: Cursor;
+  } | null;
+  /** bytes moved, from the cursors (exact until the 16-bit wrap counter wraps) */
+  bytes: { sent: number; received: number } | null;
+  token: number | null;
+  linkGroup: { role: 'client' | 'server'; linkId: number; ibDevice: string; ibPort: number; gid: string; peerGid: string } | null;
+  dmb: { linkId: number; token: string; peerToken: string; gid: string; peerGid: string } | null;
+  inode: number;
+  uid: number;
+}
+
+const RCV_SHUTDOWN = 1;
+const SEND_SHUTDOWN = 2;
+
+/** Converts a sock_diag row; `family` is the socket's real family where known (diag says 43 for both). */
+export function toSocketInfo(row: SmcDiagRow, family?: number): SmcSocketInfo {
+  const listening = row.state === 'LISTEN';
+  const fam = family ?? guessFamily(row.id);
+  const wildcard = row.id.src.every((b) => b === 0) && row.id.dst.every((b) => b === 0);
+  const addr = (raw: Buffer): string => (family === undefined && wildcard ? '*' : addressText(raw, fam));
+  // a listener's mode field is meaningless (no connection negotiated anything)
+  let mode: SmcMode = row.mode === 'smcr' ? 'smcr' : row.mode === 'smcd' ? 'smcd' : 'fallback';
+  let fallback: SmcFallbackInfo | null = null;
+  if (row.mode === 'fallback' && row.fallback) {
+    const r = fallbackReason(row.fallback.reason);
+    const p = row.fallback.peerDiagnosis ? fallbackReason(row.fallback.peerDiagnosis) : undefined;
+    fallback = {
+      code: r.code, name: r.name, description: r.description, fix: p?.fix ?? r.fix ?? null,
+      peerCode: row.fallback.peerDiagnosis, peerName: p?.name ?? null, peerDescription: p?.description ?? null,
+    };
+  }
+  if (listening) mode = row.fallback && row.fallback.reason !== 0 ? 'fallback' : mode;
+  const c = row.conninfo;
+  const smcActive = c !== undefined && mode !== 'fallback';
+  return {
+    mode,
+    fallback,
+    state: row.state,
+    listening,
+    shutdown: { read: (row.shutdown & RCV_SHUTDOWN) !== 0, write: (row.shutdown & SEND_SHUTDOWN) !== 0 },
+    family: family === undefined && wildcard ? 'unknown' : fam === AF_INET6 ? 'IPv6' : 'IPv4',
+    local: { address: addr(row.id.src), port: row.id.sport },
+    remote: { address: addr(row.id.dst), port: row.id.dport },
+    buffers: smcActive ? { sndbuf: c.sndbufSize, rmbe: c.rmbeSize, peerRmbe: c.peerRmbeSize } : null,
+    cursors: smcActive
+      ? { rxProd: c.rxProd, rxCons: c.rxCons, txProd: c.txProd, txCons: c.txCons, txPrep: c.txPrep, txSent: c.txSent, txFin: c.txFin }
+      : null,
+    bytes: smcActive
+      ? { sent: c.txProd.wrap * c.peerRmbeSize + c.txProd.count, received: c.rxCons.wrap * c.rmbeSize + c.rxCons.count }
+      : null,
+    token: smcActive ? c.token : null,
+    linkGroup: row.lgrinfo && mode === 'smcr' ? { role: row.lgrinfo.role, ...row.lgrinfo.link } : null,
+    dmb: row.dmbinfo && mode === 'smcd'
+      ? { linkId: row.dmbinfo.linkId, token: row.dmbinfo.token, peerToken: row.dmbinfo.peerToken, gid: row.dmbinfo.myGid, peerGid: row.dmbinfo.peerGid }
+      : null,
+    inode: Number(row.inode),
+    uid: row.uid,
+  };
+}
+
+export interface SmcSocketRow extends SmcSocketInfo {
+  /** processes holding the socket (filled by listSmcSockets with owners: true) */
+  owners?: { pid: number; command: string }[];
+}
+
+export interface ListOptions extends NamespaceTarget {}
+
+/** Every SMC socket (listening, connected, closing) of the caller's or the target's namespace. */
+export function listSmcSockets(opts: ListOptions = {}): SmcSocketInfo[] {
+  const ns = resolveNetns(opts);
+  let nl: NetlinkSocket;
+  try {
+    nl = openSockDiag(ns);
+  } catch (e) {
+    throw explainNetnsError(e, ns);
+  }
+  try {
+    return dumpSmcSockets(nl).map((r) => toSocketInfo(r));
+  } finally {
+    nl.close();
+  }
+}
+
+// One sock_diag socket per thread for getSmcInfo: opening one per call would cost more than the dump.
+let diagSocket: NetlinkSocket | undefined;
+
+function fdOf(socket: net.Socket): number {
+  const handle = (socket as unknown as { _handle?: { fd?: number } | null })._handle;
+  if (socket.destroyed || !handle) throw new TypeError('getSmcInfo: the socket is destroyed (no file descriptor)');
+  const fd = handle.fd;
+  if (typeof fd !== 'number' || fd < 0) throw new TypeError('getSmcInfo: the socket has no file descriptor yet (still connecting?)');
+  return fd;
+}
+
+/**
+ * The SMC state of one net.Socket (or tls.TLSSocket): 'smcd' / 'smcr' when data moves over SMC,
+ * 'fallback' with the reason when an SMC socket fell back to TCP, 'tcp' when it never was SMC.
+ */
+export function getSmcInfo(socket: net.Socket): SmcSocketInfo {
+  const fd = fdOf(socket);
+  const a = addon();
+  const inode = a.fstatInode(fd);
+  const domain = a.getSockOptInt(fd, SOL_SOCKET, SO_DOMAIN);
+  const protocol = a.getSockOptInt(fd, SOL_SOCKET, SO_PROTOCOL);
+  const family = socket.remoteFamily === 'IPv6' || socket.localAddress?.includes(':') ? AF_INET6 : AF_INET;
+  const maybeSmc = domain === AF_SMC || protocol === IPPROTO_SMC || domain === AF_INET || domain === AF_INET6;
+  if (maybeSmc) {
+    diagSocket ??= openSockDiagOrUndefined();
+    if (diagSocket) {
+      const row = findByInode(diagSocket, inode);
+      if (row) return toSocketInfo(row, family);
+    }
+  }
+  return tcpInfo(socket, family, inode);
+}
+
+function openSockDiagOrUndefined(): NetlinkSocket | undefined {
+  try {
+    return openSockDiag();
+  } catch {
+    return undefined;
+  }
+}
+
+function findByInode(nl: NetlinkSocket, inode: bigint): SmcDiagRow | undefined {
+  try {
+    return dumpSmcSockets(nl).find((r) => r.inode === inode);
+  } catch (e) {
+    // ENOENT: no SMC sock_diag in this kernel; anything else is worth surfacing
+    if ((e as { code?: string }).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+function tcpInfo(socket: net.Socket, family: number, inode: bigint): SmcSocketInfo {
+  return {
+    mode: 'tcp',
+    fallback: null,
+    state: socket.readyState,
+    listening: false,
+    shutdown: { read: !socket.readable, write: !socket.writable },
+    family: family === AF_INET6 ? 'IPv6' : 'IPv4',
+    local: { address: socket.localAddress ?? '', port: socket.localPort ?? 0 },
+    remote: { address: socket.remoteAddress ?? '', port: socket.remotePort ?? 0 },
+    buffers: null,
+    cursors: null,
+    bytes: null,
+    token: null,
+    linkGroup: null,
+    dmb: null,
+    inode: Number(inode),
+    uid: typeof process.getuid === 'function' ? process.getuid() : 0,
+  };
+}
