@@ -75,6 +75,7 @@ start_guest() {
   local append="console=ttyS0 loglevel=4 panic=-1 smcrun.init=$REPO/test/vm/guest/init-smcr"
   append+=" smcrun.repo=$REPO smcrun.run=$RUN smcrun.job=$RUN/job-$name.sh smcrun.name=$name"
   append+=" smcrun.ip=$ip smcrun.peer=$peer smcrun.ueid=$UEID"
+  append+=" ${SMC_RUN_KEXTRA:-}"
   # shellcheck disable=SC2046
   timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 $(accel_args) -smp 1 -m "$MEM" -M pc \
     -nodefaults -no-user-config -display none -no-reboot \
