@@ -12,7 +12,7 @@ export default defineConfig({
   test: {
     include:
       guest === 'smcd'
-        ? ['test/integration/paths.test.ts', 'test/kernel/smcd/**/*.test.ts']
+        ? ['test/integration/paths.test.ts', 'test/integration/sockopt.test.ts', 'test/kernel/smcd/**/*.test.ts']
         : ['test/kernel/smcr/**/*.test.ts'],
     testTimeout: 180_000,
     hookTimeout: 180_000,

@@ -2,7 +2,7 @@
 import type * as net from 'node:net';
 import { readConfig, type ProtoMode, type ShimConfig } from './config';
 import { enableFromConfig, type EnableResult } from './hook/enable';
-import { hookState } from './hook/install';
+import { hookState, wasCreatedAsSmc } from './hook/install';
 import type { HookStats } from './hook/stats';
 import { AF_SMC, IPPROTO_SMC, SOL_SOCKET, SO_DOMAIN, SO_PROTOCOL } from './constants';
 import { addon } from './native';
@@ -10,6 +10,7 @@ import { parseRules } from './policy/rules';
 import { parseSize } from './units';
 
 export { getSmcInfo, listSmcSockets } from './stats/sockets';
+export { setTcpCork, getTcpCork, setTcpNoDelay, getTcpNoDelay, withTcpCork } from './sockopt';
 export type { SmcSocketInfo, SmcMode, SmcFallbackInfo } from './stats/sockets';
 export { fallbackReason, FALLBACK_REASONS } from './stats/fallback-reasons';
 export type { FallbackReason } from './stats/fallback-reasons';
@@ -60,12 +61,15 @@ export function hookStats(): HookStats | undefined {
 }
 
 /**
- * True when this socket's fd is still an SMC socket (AF_SMC or IPPROTO_SMC) as far as the kernel's
- * socket layer reports it. After an SMC-to-TCP fallback the kernel reports AF_INET: use getSmcInfo()
- * for the live mode and the fallback reason.
+ * True when this socket was created as an SMC socket: by smc-run's hook in this thread, or accepted
+ * from / still reported as an SMC socket by the kernel (SO_DOMAIN AF_SMC or SO_PROTOCOL IPPROTO_SMC).
+ * It does not say that data moves over SMC: after a fallback to TCP the kernel reports AF_INET for an
+ * accepted socket, and a socket smc-run created stays "created as SMC". getSmcInfo() gives the live
+ * mode and the fallback reason.
  */
 export function isSmcSocket(socket: net.Socket | net.Server): boolean {
   const handle = (socket as unknown as { _handle?: { fd?: number } | null })._handle;
+  if (handle && wasCreatedAsSmc(handle)) return true;
   const fd = handle?.fd;
   if (typeof fd !== 'number' || fd < 0) return false;
   const a = addon();

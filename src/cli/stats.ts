@@ -21,11 +21,11 @@ interface SocketsArgs {
 
 const endpoint = (e: { address: string; port: number }): string => (e.address.includes(':') ? `[${e.address}]:${e.port}` : `${e.address}:${e.port}`);
 
-const MODE_TEXT: Record<string, string> = { smcd: 'SMC-D', smcr: 'SMC-R', fallback: 'TCP(fallback)', tcp: 'TCP' };
+const MODE_TEXT: Record<string, string> = { smcd: 'SMC-D', smcr: 'SMC-R', fallback: 'TCP(fallback)', tcp: 'TCP', listening: '-' };
 
 const COLUMNS: Column<SmcSocketRow>[] = [
   { header: 'State', value: (r) => r.state },
-  { header: 'Mode', value: (r) => (r.listening ? '-' : (MODE_TEXT[r.mode] ?? r.mode)) },
+  { header: 'Mode', value: (r) => MODE_TEXT[r.mode] ?? r.mode },
   { header: 'Local', value: (r) => endpoint(r.local) },
   { header: 'Peer', value: (r) => (r.listening ? '*' : endpoint(r.remote)) },
   { header: 'Sndbuf', value: (r) => (r.buffers ? formatSize(r.buffers.sndbuf) : '-'), align: 'right' },

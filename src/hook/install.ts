@@ -67,6 +67,13 @@ const METHODS: Record<string, { family: IpFamily; addressArg: number; portArg: n
 
 let cappedWarned = false;
 
+/** Handles this thread gave an SMC socket to (weak: no effect on their lifetime). */
+const createdAsSmc = new WeakSet<object>();
+
+export function wasCreatedAsSmc(handle: object): boolean {
+  return createdAsSmc.has(handle);
+}
+
 function applyBufferSizes(addon: NativeAddon, fd: number, config: ShimConfig): void {
   for (const [want, opt, name, limit] of [
     [config.sndbuf, SO_SNDBUF, 'sndbuf', 'net.core.wmem_max'],
@@ -123,6 +130,7 @@ function adopt(state: HookState, addon: NativeAddon, handle: TcpHandle, op: stri
   }
   stats.smc++;
   stats.byOp[op] = (stats.byOp[op] ?? 0) + 1;
+  createdAsSmc.add(handle);
   log.debug(`${op} ${address}:${port} on ${spec.kind} fd ${fd}`);
 }
 

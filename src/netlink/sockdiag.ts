@@ -228,6 +228,19 @@ export function dumpSmcSockets(nl: NetlinkSocket, ext = allExtensions()): SmcDia
     .map((m) => parseSmcDiagMessage(m.payload));
 }
 
+/**
+ * The row of one socket, found by inode without parsing the others: the kernel has no filter for
+ * SMC dumps, so this keeps a per-socket lookup cheap (one dump, one parse).
+ */
+export function findSmcSocketByInode(nl: NetlinkSocket, inode: bigint, ext = allExtensions()): SmcDiagRow | undefined {
+  const msgs = nl.request(SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, buildSmcDiagRequest(ext), 'SMC sock_diag dump');
+  for (const m of msgs) {
+    if (m.type !== SOCK_DIAG_BY_FAMILY || m.payload.length < SMC_DIAG_MSG_LEN) continue;
+    if (m.payload.readBigUInt64LE(56) === inode) return parseSmcDiagMessage(m.payload);
+  }
+  return undefined;
+}
+
 export function openSockDiag(netnsPath?: string): NetlinkSocket {
   return NetlinkSocket.open(NETLINK_SOCK_DIAG, netnsPath);
 }

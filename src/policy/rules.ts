@@ -7,6 +7,8 @@ export interface Rule {
   /** undefined = any address */
   net: BlockList | undefined;
   family: 'ipv4' | 'ipv6' | undefined;
+  /** prefix length of net (0 = every address of its family) */
+  prefix: number;
   port: number | undefined;
 }
 
@@ -33,7 +35,7 @@ export function parseRule(text: string): Rule {
   }
   if (addr === '*' || addr === '') {
     if (port === undefined) throw new RangeError(`"${text}": "*" needs a port (*:PORT)`);
-    return { text: t, net: undefined, family: undefined, port };
+    return { text: t, net: undefined, family: undefined, prefix: 0, port };
   }
   const slash = addr.indexOf('/');
   const ip = slash >= 0 ? addr.slice(0, slash) : addr;
@@ -47,7 +49,7 @@ export function parseRule(text: string): Rule {
   }
   const net = new BlockList();
   net.addSubnet(ip, Number(prefixText), family);
-  return { text: t, net, family, port };
+  return { text: t, net, family, prefix: Number(prefixText), port };
 }
 
 /** Comma- or whitespace-separated rules; empty text gives no rules. */
@@ -68,9 +70,16 @@ export function normalizeAddress(address: string): { address: string; family: 'i
   return undefined;
 }
 
+const WILDCARDS = new Set(['0.0.0.0', '::', '']);
+
+/**
+ * Whether a rule covers an address and port. A listener on a wildcard address (0.0.0.0, ::) serves
+ * every peer, so only rules that cover every address (no CIDR, or a /0) decide for it.
+ */
 export function ruleMatches(rule: Rule, address: string, port: number): boolean {
   if (rule.port !== undefined && rule.port !== port) return false;
   if (!rule.net) return true;
+  if (WILDCARDS.has(address)) return rule.prefix === 0;
   const a = normalizeAddress(address);
   if (!a || a.family !== rule.family) return false;
   return rule.net.check(a.address, a.family);
@@ -78,10 +87,13 @@ export function ruleMatches(rule: Rule, address: string, port: number): boolean 
 
 /**
  * The SMC decision for one socket: an excluded address never uses SMC; with an include list only
- * included addresses do; with neither, everything does.
+ * included addresses do; with neither, everything does. Listeners on a wildcard address are SMC unless
+ * a rule excludes every address (e.g. "*:PORT"): SMC listeners serve TCP clients too.
  */
 export function wantsSmc(include: readonly Rule[], exclude: readonly Rule[], address: string, port: number): boolean {
   if (exclude.some((r) => ruleMatches(r, address, port))) return false;
   if (include.length === 0) return true;
+  // a wildcard listener must be SMC for any included peer to reach it over SMC
+  if (WILDCARDS.has(address)) return include.some((r) => r.port === undefined || r.port === port);
   return include.some((r) => ruleMatches(r, address, port));
 }

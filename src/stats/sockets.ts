@@ -5,10 +5,14 @@ import { AF_INET, AF_INET6, AF_SMC, IPPROTO_SMC, SOL_SOCKET, SO_DOMAIN, SO_PROTO
 import { addon } from '../native';
 import { explainNetnsError, resolveNetns, type NamespaceTarget } from '../netns';
 import { NetlinkSocket } from '../netlink/socket';
-import { addressText, dumpSmcSockets, guessFamily, openSockDiag, type Cursor, type SmcDiagRow } from '../netlink/sockdiag';
+import { addressText, dumpSmcSockets, findSmcSocketByInode, guessFamily, openSockDiag, type Cursor, type SmcDiagRow } from '../netlink/sockdiag';
 import { fallbackReason } from './fallback-reasons';
 
-export type SmcMode = 'smcr' | 'smcd' | 'fallback' | 'tcp';
+/**
+ * smcd / smcr: data moves over SMC-D / SMC-R; fallback: an SMC socket that fell back to TCP (see
+ * `fallback` for why); tcp: not an SMC socket at all; listening: an SMC listener (nothing negotiated).
+ */
+export type SmcMode = 'smcr' | 'smcd' | 'fallback' | 'tcp' | 'listening';
 
 export interface SmcFallbackInfo {
   code: number;
@@ -34,7 +38,10 @@ export interface SmcSocketInfo {
     rxProd: Cursor; rxCons: Cursor; txProd: Cursor; txCons: Cursor;
     txPrep: Cursor; txSent: Cursor; txFin: Cursor;
   } | null;
-  /** bytes moved, from the cursors (exact until the 16-bit wrap counter wraps) */
+  /**
+   * bytes moved, from the cursors (exact until the 16-bit wrap counter wraps): sent = our producer
+   * cursor in the peer's buffer, received = the peer's producer cursor in ours
+   */
   bytes: { sent: number; received: number } | null;
   token: number | null;
   linkGroup: { role: 'client' | 'server'; linkId: number; ibDevice: string; ibPort: number; gid: string; peerGid: string } | null;
@@ -63,7 +70,7 @@ export function toSocketInfo(row: SmcDiagRow, family?: number): SmcSocketInfo {
       peerCode: row.fallback.peerDiagnosis, peerName: p?.name ?? null, peerDescription: p?.description ?? null,
     };
   }
-  if (listening) mode = row.fallback && row.fallback.reason !== 0 ? 'fallback' : mode;
+  if (listening) mode = 'listening';
   const c = row.conninfo;
   const smcActive = c !== undefined && mode !== 'fallback';
   return {
@@ -80,7 +87,7 @@ export function toSocketInfo(row: SmcDiagRow, family?: number): SmcSocketInfo {
       ? { rxProd: c.rxProd, rxCons: c.rxCons, txProd: c.txProd, txCons: c.txCons, txPrep: c.txPrep, txSent: c.txSent, txFin: c.txFin }
       : null,
     bytes: smcActive
-      ? { sent: c.txProd.wrap * c.peerRmbeSize + c.txProd.count, received: c.rxCons.wrap * c.rmbeSize + c.rxCons.count }
+      ? { sent: c.txProd.wrap * c.peerRmbeSize + c.txProd.count, received: c.rxProd.wrap * c.rmbeSize + c.rxProd.count }
       : null,
     token: smcActive ? c.token : null,
     linkGroup: row.lgrinfo && mode === 'smcr' ? { role: row.lgrinfo.role, ...row.lgrinfo.link } : null,
@@ -158,7 +165,7 @@ function openSockDiagOrUndefined(): NetlinkSocket | undefined {
 
 function findByInode(nl: NetlinkSocket, inode: bigint): SmcDiagRow | undefined {
   try {
-    return dumpSmcSockets(nl).find((r) => r.inode === inode);
+    return findSmcSocketByInode(nl, inode);
   } catch (e) {
     // ENOENT: no SMC sock_diag in this kernel; anything else is worth surfacing
     if ((e as { code?: string }).code === 'ENOENT') return undefined;

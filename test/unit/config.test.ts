@@ -46,6 +46,15 @@ describe('CIDR[:port] rules', () => {
     expect(wantsSmc(inc, exc, '10.1.0.1', 5432)).toBe(false);
     expect(wantsSmc(inc, exc, '192.168.0.1', 80)).toBe(false);
   });
+  it('wildcard listeners stay SMC unless every address is excluded', () => {
+    const inc = parseRules('10.0.0.0/8');
+    expect(wantsSmc(inc, [], '0.0.0.0', 80)).toBe(true);
+    expect(wantsSmc(inc, [], '::', 80)).toBe(true);
+    expect(wantsSmc(parseRules('*:443'), [], '::', 80)).toBe(false);
+    expect(wantsSmc([], parseRules('10.0.0.0/8'), '0.0.0.0', 80)).toBe(true);
+    expect(wantsSmc([], parseRules('*:80'), '0.0.0.0', 80)).toBe(false);
+    expect(wantsSmc([], parseRules('0.0.0.0/0'), '0.0.0.0', 80)).toBe(false);
+  });
   it('reject malformed entries with the reason', () => {
     for (const bad of ['10.0.0.0/33', '10.0.0.1:70000', 'example.com', '*', '[::1', 'fd00::/129', '1.2.3.4/x']) {
       expect(() => parseRule(bad), bad).toThrow(RangeError);
