@@ -28,7 +28,8 @@ function report(result) {
 
 function fail(e) {
   report({ ok: false, error: String((e && e.stack) || e) });
-  process.exitCode = 1;
+  // servers and sockets of a failed scenario may keep the loop alive: end the process
+  process.exit(1);
 }
 
 /** Echo server helper: returns a promise of { received, hash } for one socket until it ends. */

@@ -81,7 +81,7 @@ async function httpsGet(host) {
   server.on('secureConnection', (s) => conns.push(probe('server', s)));
   const { port } = await listen(server, 0, host);
   const body = await new Promise((resolve, reject) => {
-    https.get({ host, port, path: '/', ca: tlsOpts().cert, agent: false }, (res) => {
+    https.get({ host, port, path: '/', ca: tlsOpts().cert, servername: 'localhost', agent: false }, (res) => {
       conns.push(probe('client', res.socket));
       let b = '';
       res.on('data', (d) => (b += d));
