@@ -19,12 +19,14 @@
 # not leave the other waiting for its whole time limit.
 #
 # Results: each guest writes its job's exit code to RUN_DIR/rc-a, rc-b and its dmesg to dmesg-a.txt,
-# dmesg-b.txt; consoles go to console-a.log, console-b.log (and to stdout, prefixed [a] / [b]). A missing
-# exit code (timeout, crash) is a failure. Exit 0 only if both jobs exited 0. On failure the consoles and
-# dmesg are copied to <repo>/test-results/smcr-*; on success a temporary RUN_DIR is removed. RUN_DIR, when
-# given, must be empty or new (stale markers from an earlier run would break the sync).
+# dmesg-b.txt; qemu logs the serial consoles to console-a.log, console-b.log (also streamed to stdout,
+# prefixed [a] / [b]) and its own messages to qemu-a.log, qemu-b.log. A missing exit code (timeout, crash)
+# is a failure. Exit 0 only if both jobs exited 0. On failure those files are copied to
+# <repo>/test-results/smcr-*; on success a temporary RUN_DIR is removed. RUN_DIR, when given, must be empty
+# or new (stale markers from an earlier run would break the sync).
 # --timeout (default 600) bounds each qemu; --grace (default 30): once one guest has failed (nonzero or
 # missing exit code), the other gets this long to finish before it is stopped.
+# SMC_RUN_KERNEL_ARGS: extra kernel command line for both guests (debugging, e.g. loglevel=7).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
@@ -72,10 +74,12 @@ trap 'exit 130' INT TERM
 # start_guest NAME IP PEER NETDEV MAC: qemu under timeout, in the background; PID[NAME] is timeout's PID
 start_guest() {
   local name=$1 ip=$2 peer=$3 netdev=$4 mac=$5
-  local append="console=ttyS0 loglevel=4 panic=-1 smcrun.init=$REPO/test/vm/guest/init-smcr"
+  # pci=noacpi: PCI interrupts routed by the BIOS table instead of ACPI methods, which the guest would
+  # interpret slowly under TCG (about 0.5 s per link device, a second or two per boot)
+  local append="console=ttyS0 loglevel=4 panic=-1 pci=noacpi smcrun.init=$REPO/test/vm/guest/init-smcr"
   append+=" smcrun.repo=$REPO smcrun.run=$RUN smcrun.job=$RUN/job-$name.sh smcrun.name=$name"
   append+=" smcrun.ip=$ip smcrun.peer=$peer smcrun.ueid=$UEID"
-  append+=" ${SMC_RUN_KEXTRA:-}"
+  append+=" ${SMC_RUN_KERNEL_ARGS:-}"
   # shellcheck disable=SC2046
   timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 $(accel_args) -smp 1 -m "$MEM" -M pc \
     -nodefaults -no-user-config -display none -no-reboot \
@@ -85,16 +89,17 @@ start_guest() {
     -virtfs local,path="$RUN",mount_tag=run,security_model=none,multidevs=remap \
     -device virtio-rng-pci \
     -netdev "$netdev" -device virtio-net-pci,netdev=n0,mac="$mac" \
-    -serial stdio -monitor none </dev/null > >(tee -a "$RUN/console-$name.log" | sed -u "s/^/[$name] /") 2>&1 &
+    -chardev stdio,id=con,signal=off,logfile="$RUN/console-$name.log" -serial chardev:con -monitor none \
+    </dev/null 2>>"$RUN/qemu-$name.log" > >(sed -u "s/^/[$name] /") &
   PID[$name]=$!
 }
 
 # A free loopback port, picked now because other guests (other pairs, other users) may run beside this
 # one. Picking and binding are not atomic: if b's qemu then fails to bind, another port is tried.
 pick_port() {
-  local p i
-  for i in $(seq 50); do
-    p=$((20000 + RANDOM % 40000))
+  local p _
+  for _ in $(seq 50); do
+    p=$((20000 + RANDOM % 12000)) # below the ephemeral range (32768+), where outgoing connections take ports
     [ -z "$(ss -Htan "( sport = :$p or dport = :$p )")" ] && { echo "$p"; return 0; }
   done
   die "no free port found"
@@ -105,19 +110,19 @@ log "kernel $(cat "$KDIR/kver"), run dir $RUN"
 PORT=
 for attempt in 1 2 3 4 5; do
   p=$(pick_port)
-  : > "$RUN/console-b.log"
   start_guest b 10.99.0.2/24 10.99.0.1 "socket,id=n0,listen=127.0.0.1:$p" 52:54:00:53:52:0b
-  # a may only connect once b's qemu listens (else a's qemu exits at once)
-  for i in $(seq 100); do
+  # a may only connect once b's qemu listens (else a's qemu exits at once); ss shows the owning process
+  # only to root, which the harness is anyway (9p with security_model=none reads the host root as root)
+  for _ in $(seq 100); do
     if ss -Hltnp "sport = :$p" | grep -q qemu; then PORT=$p; break; fi
     kill -0 "${PID[b]}" 2>/dev/null || break
     sleep 0.1
   done
   [ -n "$PORT" ] && break
-  log "guest b did not listen on 127.0.0.1:$p (attempt $attempt), retrying"
+  log "guest b did not listen on 127.0.0.1:$p (attempt $attempt: $(tail -n 1 "$RUN/qemu-b.log" 2>/dev/null)), retrying"
   kill "${PID[b]}" 2>/dev/null || true; wait "${PID[b]}" 2>/dev/null || true; unset 'PID[b]'
 done
-[ -n "$PORT" ] || die "guest b's qemu could not listen on a loopback port; console: $RUN/console-b.log"
+[ -n "$PORT" ] || die "guest b's qemu could not listen on a loopback port: $(tail -n 3 "$RUN/qemu-b.log" 2>/dev/null)"
 log "guest b listens on 127.0.0.1:$PORT; starting guest a"
 start_guest a 10.99.0.1/24 10.99.0.2 "socket,id=n0,connect=127.0.0.1:$PORT" 52:54:00:53:52:0a
 
@@ -129,10 +134,10 @@ running() { kill -0 "${PID[$1]}" 2>/dev/null; }
 while running a || running b; do
   for n in a b; do
     other=$([ $n = a ] && echo b || echo a)
-    if ! running $n && ! ok $n && running $other; then
+    if ! running $n && ! ok $n && running "$other"; then
       log "guest $n failed; giving guest $other ${GRACE}s to finish"
-      for i in $(seq $((GRACE * 10))); do running $other || break; sleep 0.1; done
-      running $other && { log "stopping guest $other"; kill "${PID[$other]}" 2>/dev/null || true; }
+      for _ in $(seq $((GRACE * 10))); do running "$other" || break; sleep 0.1; done
+      running "$other" && { log "stopping guest $other"; kill "${PID[$other]}" 2>/dev/null || true; }
       break 2
     fi
   done
@@ -152,9 +157,13 @@ done
 log "pair finished in $((SECONDS - t0)) s: rc a=$(cat "$RUN/rc-a" 2>/dev/null || echo none) b=$(cat "$RUN/rc-b" 2>/dev/null || echo none)"
 if [ $fail != 0 ]; then
   mkdir -p "$REPO/test-results"
+  # this run's files only: an earlier failure's must not be mistaken for this one's
+  rm -f "$REPO"/test-results/smcr-console-[ab].log "$REPO"/test-results/smcr-dmesg-[ab].txt "$REPO"/test-results/smcr-qemu-[ab].log
   for n in a b; do
     cp "$RUN/console-$n.log" "$REPO/test-results/smcr-console-$n.log" 2>/dev/null || true
     cp "$RUN/dmesg-$n.txt" "$REPO/test-results/smcr-dmesg-$n.txt" 2>/dev/null || true
+    # qemu's own messages (bind/connect errors, emulation warnings), when it printed any
+    if [ -s "$RUN/qemu-$n.log" ]; then cp "$RUN/qemu-$n.log" "$REPO/test-results/smcr-qemu-$n.log"; fi
   done
   echo "[smc-run vm] consoles and dmesg in $REPO/test-results/smcr-*; run dir $RUN" >&2
   exit 1

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by SMC-R pair jobs (they run in the repo, in guest a or b; see ../boot-pair.sh).
 # The two guests share only the run directory ($SMC_RUN_VM_RUN, 9p without caching, so a file one guest
 # creates is visible to the other at once): they sync through marker files in it.

@@ -1,16 +1,15 @@
-# SMC-R proof, guest b (server side); see proof-a.sh for the other half and ../boot-pair.sh for the harness.
-# Starts the echo server under the launcher; the server creates b-ready once it listens, serves guest a's
-# one connection and exits 0 only if that connection was SMC-R. Waits for a-done so a broken client
-# cannot leave the server (and this guest) running until the harness's timeout.
+# shellcheck shell=bash
+# SMC-R proof, guest b (server side); guest a runs proof-a.sh; ../boot-pair.sh runs the pair.
+# The echo server runs under the launcher: it creates b-ready once it listens, serves a's one connection
+# and exits 0 only if that connection was SMC-R (or 1 as soon as a's guest has finished without
+# connecting). If it failed, this job ends at once, so rc-b tells a to stop waiting; otherwise b stays up
+# until a-done, so the link group lives as long as a's job looks at it.
 set -euo pipefail
 . test/vm/smcr/jobs/pair-lib.sh
 PORT=${SMC_RUN_PROOF_PORT:-7070}
 pair_step "echo server under smc-run on 0.0.0.0:$PORT"
-node bin/smc-run node test/vm/smcr/jobs/proof-echo.cjs server "$PORT" "$SMC_RUN_VM_RUN/b-ready" &
-srv=$!
 rc=0
-pair_wait a-done 300 || rc=1
-if [ $rc != 0 ]; then kill "$srv" 2>/dev/null || true; fi
-wait "$srv" || rc=1
-pair_step "server rc=$rc"
+node bin/smc-run node test/vm/smcr/jobs/proof-echo.cjs server "$PORT" "$SMC_RUN_VM_RUN/b-ready" "$SMC_RUN_VM_RUN/rc-$PAIR_PEER" || rc=1
+if [ $rc = 0 ]; then pair_wait a-done 120 || rc=1; fi
+pair_step "server side done, rc=$rc"
 exit $rc
