@@ -1,0 +1,84 @@
+'use strict';
+// Peer agent for the SMC-R suite, run in guest b. Tests in guest a drive it through the shared run
+// directory (uncached 9p): a writes agent/cmd-<n>.json, the agent runs it and writes agent/res-<n>.json.
+//   { op: 'start', name, args: [echo.cjs role, host, port?] }  -> { port }   (under smc-run, or plain: true)
+//   { op: 'conns', name }   -> { conns }   lines the server printed so far (its ends' SMC modes)
+//   { op: 'stop' | 'kill', name }  -> {}   SIGTERM / SIGKILL
+//   { op: 'run', argv }     -> { code, stdout, stderr }   e.g. smc-run stats sockets --json
+//   { op: 'exit' }          -> the agent ends, and with it this guest (the "peer powered off" fault)
+const { spawn, spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const RUN = process.env.SMC_RUN_VM_RUN;
+const REPO = path.join(__dirname, '..', '..', '..');
+const DIR = path.join(RUN, 'agent');
+fs.mkdirSync(DIR, { recursive: true });
+const children = new Map();
+
+function writeAtomic(file, obj) {
+  fs.writeFileSync(`${file}.tmp`, JSON.stringify(obj));
+  fs.renameSync(`${file}.tmp`, file);
+}
+
+function start(cmd) {
+  return new Promise((resolve) => {
+    const script = [path.join(REPO, 'test', 'scenarios', 'echo.cjs'), ...cmd.args];
+    const argv = cmd.plain ? [process.execPath, ...script] : [process.execPath, path.join(REPO, 'bin', 'smc-run'), ...(cmd.launcherArgs || []), process.execPath, ...script];
+    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const entry = { child, conns: [], stderr: '' };
+    children.set(cmd.name, entry);
+    let buf = '';
+    let answered = false;
+    child.stderr.on('data', (d) => (entry.stderr += d));
+    child.stdout.on('data', (d) => {
+      buf += d;
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const msg = JSON.parse(buf.slice(0, i));
+        buf = buf.slice(i + 1);
+        if (msg.server) entry.conns.push(msg.server);
+        if (msg.listening !== undefined && !answered) { answered = true; resolve({ port: msg.listening }); }
+      }
+    });
+    child.on('exit', (code) => { if (!answered) { answered = true; resolve({ error: `exited ${code}: ${entry.stderr}` }); } });
+  });
+}
+
+async function handle(cmd) {
+  const entry = children.get(cmd.name);
+  switch (cmd.op) {
+    case 'start': return start(cmd);
+    case 'conns': return { conns: entry ? entry.conns : [], stderr: entry ? entry.stderr : '' };
+    case 'stop': case 'kill':
+      if (entry && entry.child.exitCode === null) {
+        const gone = new Promise((r) => entry.child.once('exit', r));
+        entry.child.kill(cmd.op === 'kill' ? 'SIGKILL' : 'SIGTERM');
+        await gone;
+      }
+      return {};
+    case 'run': {
+      const r = spawnSync(cmd.argv[0], cmd.argv.slice(1), { cwd: REPO, encoding: 'utf8', timeout: 120000 });
+      return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+    }
+    default: return { error: `unknown op ${cmd.op}` };
+  }
+}
+
+async function main() {
+  fs.writeFileSync(path.join(RUN, 'b-ready'), '');
+  for (let n = 1; ; n++) {
+    const file = path.join(DIR, `cmd-${n}.json`);
+    while (!fs.existsSync(file)) {
+      if (fs.existsSync(path.join(RUN, 'rc-a'))) return; // a's job ended without asking us to exit
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const cmd = JSON.parse(fs.readFileSync(file, 'utf8'));
+    if (cmd.op === 'exit') { writeAtomic(path.join(DIR, `res-${n}.json`), {}); return; }
+    let res;
+    try { res = await handle(cmd); } catch (e) { res = { error: String(e && e.message) }; }
+    writeAtomic(path.join(DIR, `res-${n}.json`), res);
+  }
+}
+
+main().then(() => { for (const { child } of children.values()) child.kill('SIGKILL'); process.exit(0); });
