@@ -15,10 +15,19 @@ export type { SmcSocketInfo, SmcMode, SmcFallbackInfo } from './stats/sockets';
 export { fallbackReason, FALLBACK_REASONS } from './stats/fallback-reasons';
 export type { FallbackReason } from './stats/fallback-reasons';
 export { listUeids, addUeid, removeUeid, flushUeids } from './api/eid';
+export { getSmcSystemStats, getSmcDevices, getSmcLinkGroups, getSmcSystemInfo } from './api/system';
+export type { SmcDevices, SmcLinkGroups } from './api/system';
+export type {
+  SmcSystemStats, TechStats, FallbackStats, FallbackSide, FallbackCount, SizeHistogram, BufferCounters,
+  SmcDevice, SmcDevicePort, SmcdLinkGroup, SmcrLinkGroup, SmcrLink, SmcV2Info,
+} from './stats/system';
+export type { SysInfo as SmcSystemInfo } from './netlink/smc-genl';
 export { NoSmcError } from './api/errors';
 export type { EnableResult } from './hook/enable';
 export type { HookStats } from './hook/stats';
 export type { NamespaceTarget } from './netns';
+export { listSmcSysctls, readSmcSysctl, readSmcSysctls, writeSmcSysctl, writeSmcSysctls, SysctlError, SYSCTL_SCHEMA } from './sysctl';
+export type { SmcSysctl, SysctlChange, SysctlValue, SysctlSpec, SysctlErrorCode, SysctlType, SysctlUnit } from './sysctl';
 
 export interface EnableOptions {
   /** CIDR[:port] rules: only these use SMC */

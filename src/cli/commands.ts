@@ -1,14 +1,18 @@
 // The tool subcommands, each registered from its own module.
 import type { Argv } from 'yargs';
-
+import { registerDoctor } from './doctor';
+import { registerHsLimit } from './hs-limit';
+import { registerStats } from './stats';
+import { registerSysctl } from './sysctl';
+import { registerUeid } from './ueid';
 
 /** Registers one top-level subcommand; setExit records the exit code its handler decided. */
 export type RegisterCommand = (y: Argv, setExit: (code: number) => void) => void;
 
-import { registerUeid } from './ueid';
-import { registerStats } from './stats';
-
 export const SUBCOMMANDS: Record<string, RegisterCommand> = {
-  ueid: registerUeid,
   stats: registerStats,
+  sysctl: registerSysctl,
+  ueid: registerUeid,
+  'hs-limit': registerHsLimit,
+  doctor: registerDoctor,
 };

@@ -1,13 +1,20 @@
 // smc-run stats sockets: one row per SMC socket, like smcss, with the mode and fallback reason in words.
+// smc-run stats system | devices | linkgroups | info: the namespace's SMC counters (with snapshots for
+// deltas), devices, link groups and system info.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { Argv } from 'yargs';
 import { listSmcSockets, type SmcSocketRow } from '../stats/sockets';
 import { socketInodesOf, socketOwners } from '../stats/owners';
 import { noSmcError } from '../api/errors';
 import type { RegisterCommand } from './commands';
 import { CliError, EXIT_USAGE } from './errors';
-import { fromTargetError, targetOf, withJson, withTarget } from './options';
+import { fromTargetError, printJson, targetOf, withJson, withTarget } from './options';
 import { renderTable, type Column } from './table';
 import { formatSize } from '../units';
+import { counterScope, getSmcDevices, getSmcLinkGroups, getSmcSystemInfo, getSmcSystemStats } from '../api/system';
+import { checkScope, diffSystemStats, makeSnapshot, parseSnapshot, SnapshotError, type StatsSnapshot } from '../stats/snapshot';
+import { renderDevices, renderInfo, renderLinkGroups, renderSystemStats } from './system-view';
 
 interface SocketsArgs {
   all: boolean;
@@ -92,7 +99,116 @@ function registerSockets(y: Argv): Argv {
   });
 }
 
+interface NsArgs {
+  target: number | undefined;
+  netns: string | undefined;
+  json: boolean;
+}
+
+interface SystemArgs extends NsArgs {
+  save: string | undefined;
+  since: string | undefined;
+}
+
+/** Reads a kernel view with target and SMC errors turned into CLI errors. */
+function query<T>(args: NsArgs, read: (t: ReturnType<typeof targetOf>) => T): T {
+  const target = targetOf(args);
+  try {
+    return read(target);
+  } catch (e) {
+    throw fromTargetError(e);
+  }
+}
+
+const snapshotError = (e: unknown): unknown => (e instanceof SnapshotError ? new CliError(e.code, e.message) : e);
+
+function readSnapshot(file: string): StatsSnapshot {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? 'EIO';
+    throw new CliError(code, `cannot read the snapshot ${file}: ${code === 'ENOENT' ? 'no such file (write one with --save)' : code}`);
+  }
+  try {
+    return parseSnapshot(text, file);
+  } catch (e) {
+    throw snapshotError(e);
+  }
+}
+
+/** Writes the snapshot next to its final name first, so an interrupted save leaves the old file. */
+function writeSnapshot(file: string, snap: StatsSnapshot): void {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+  try {
+    fs.writeFileSync(tmp, `${JSON.stringify(snap, null, 2)}\n`);
+    fs.renameSync(tmp, file);
+  } catch (e) {
+    fs.rmSync(tmp, { force: true });
+    const code = (e as NodeJS.ErrnoException).code ?? 'EIO';
+    throw new CliError(code, `cannot save the snapshot ${file}: ${code}`);
+  }
+}
+
+function showSystem(a: SystemArgs): void {
+  for (const [name, v] of [['save', a.save], ['since', a.since]] as const) {
+    if (v !== undefined && (typeof v !== 'string' || v === '')) throw new CliError('EUSAGE', `--${name} needs one FILE`, EXIT_USAGE);
+  }
+  // a bad --since file is reported before the kernel is asked anything
+  const before = a.since !== undefined ? readSnapshot(a.since) : undefined;
+  const { stats, scope } = query(a, (t) => ({ stats: getSmcSystemStats(t), scope: counterScope(t) }));
+  const now = new Date();
+  let shown = stats;
+  let since: { savedAt: string; seconds: number } | undefined;
+  if (before && a.since !== undefined) {
+    try {
+      checkScope(before, scope, a.since);
+      shown = diffSystemStats(stats, before.stats);
+    } catch (e) {
+      throw snapshotError(e);
+    }
+    since = { savedAt: before.savedAt, seconds: Math.max(0, Math.round((now.getTime() - Date.parse(before.savedAt)) / 1000)) };
+  }
+  if (a.save !== undefined) writeSnapshot(a.save, makeSnapshot(stats, scope, now));
+  if (a.json) {
+    printJson({ ...(since ? { since: since.savedAt, seconds: since.seconds } : {}), system: shown, ...(a.save !== undefined ? { saved: a.save } : {}) });
+  } else {
+    process.stdout.write(renderSystemStats(shown, since) + (a.save !== undefined ? `Snapshot saved to ${a.save}\n` : ''));
+  }
+}
+
+function registerSystemViews(y: Argv): Argv {
+  return y
+    .command('system', 'SMC counters of the namespace: connections, bytes, buffers, fallback reasons', (c) =>
+      withTarget(withJson(c))
+        // no requiresArg: yargs reports that as an internal error; showSystem checks for the name
+        .option('save', { type: 'string', describe: 'also write a snapshot of the counters to FILE' })
+        .option('since', { type: 'string', describe: 'show what changed since the snapshot in FILE' })
+        .example('smc-run stats system --save /tmp/smc.snap', 'remember the counters now (the kernel has no reset)')
+        .example('smc-run stats system --since /tmp/smc.snap', 'what happened since then'),
+    (args) => showSystem(args as unknown as SystemArgs))
+    .command('devices', 'SMC-D (ISM) and SMC-R (RDMA) devices', (c) => withTarget(withJson(c)), (args) => {
+      const a = args as unknown as NsArgs;
+      const d = query(a, (t) => getSmcDevices(t));
+      if (a.json) printJson({ devices: d });
+      else process.stdout.write(renderDevices(d));
+    })
+    .command('linkgroups', 'SMC-D and SMC-R link groups (and SMC-R links)', (c) => withTarget(withJson(c)), (args) => {
+      const a = args as unknown as NsArgs;
+      const l = query(a, (t) => getSmcLinkGroups(t));
+      if (a.json) printJson({ linkGroups: l });
+      else process.stdout.write(renderLinkGroups(l, a.target !== undefined || a.netns !== undefined));
+    })
+    .command('info', 'SMC version, SMC-Dv2 / SMC-Rv2 capability, system EID', (c) => withTarget(withJson(c)), (args) => {
+      const a = args as unknown as NsArgs;
+      const i = query(a, (t) => getSmcSystemInfo(t));
+      if (a.json) printJson({ info: i });
+      else process.stdout.write(renderInfo(i));
+    });
+}
+
 export const registerStats: RegisterCommand = (y: Argv) => {
-  y.command('stats', 'SMC statistics: sockets (more to come)', (c) => registerSockets(c).demandCommand(1, 'name what to show: sockets'));
+  y.command('stats', 'SMC statistics: sockets, system, devices, linkgroups, info', (c) =>
+    registerSystemViews(registerSockets(c)).demandCommand(1, 'name what to show: sockets, system, devices, linkgroups or info'));
 };
 

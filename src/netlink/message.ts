@@ -106,6 +106,12 @@ export const readU16 = (d: Buffer): number => (need(d, 2, 'u16'), d.readUInt16LE
 export const readU32 = (d: Buffer): number => (need(d, 4, 'u32'), d.readUInt32LE(0));
 /** u64 counters as numbers: exact up to 2^53 (9 PB), far beyond any counter read here. */
 export const readU64 = (d: Buffer): number => (need(d, 8, 'u64'), Number(d.readBigUInt64LE(0)));
+/** nla_put_uint attributes (newer kernels): 4 bytes when the value fits, else 8. */
+export function readUint(d: Buffer): number {
+  if (d.length === 4) return d.readUInt32LE(0);
+  if (d.length === 8) return readU64(d);
+  throw new NetlinkParseError(`uint: need 4 or 8 bytes, got ${d.length}`);
+}
 export function readString(d: Buffer): string {
   const nul = d.indexOf(0);
   return d.subarray(0, nul >= 0 ? nul : d.length).toString('utf8');
@@ -135,6 +141,10 @@ export class Attrs {
   u64(t: number): number | undefined {
     const d = this.map.get(t);
     return d === undefined ? undefined : readU64(d);
+  }
+  uint(t: number): number | undefined {
+    const d = this.map.get(t);
+    return d === undefined ? undefined : readUint(d);
   }
   hex64(t: number): string | undefined {
     const d = this.map.get(t);

@@ -1,7 +1,8 @@
 // The SMC generic netlink family (what smc-tools' smcr/smcd/smc_ueid use): system info, UEIDs,
-// SEID, handshake limitation. One socket per SmcGenl; callers close it.
+// SEID, handshake limitation, and the raw dumps behind the system statistics (parsed in
+// stats/system.ts). One socket per SmcGenl; callers close it.
 import { buildStringAttr, readString } from './message';
-import { GenlFamily } from './genl';
+import { GenlFamily, type GenlMessage } from './genl';
 
 export const SMC_GENL_FAMILY_NAME = 'SMC_GEN_NETLINK';
 export const SMC_GENL_FAMILY_VERSION = 1;
@@ -45,6 +46,19 @@ export interface SysInfo {
   seid: string | undefined;
 }
 
+/** GET_SYS_INFO's reply as SysInfo (a pure function: tested on recorded replies). */
+export function parseSysInfo(msg: GenlMessage | undefined): SysInfo {
+  const a = msg?.attrs.nested(SMC_GEN_SYS_INFO);
+  return {
+    version: a?.u8(SYS.VER),
+    release: a?.u8(SYS.REL),
+    ismV2: a?.u8(SYS.IS_ISM_V2) === 1,
+    smcrV2: a?.u8(SYS.IS_SMCR_V2) === 1,
+    localHost: a?.str(SYS.LOCAL_HOST)?.trim(),
+    seid: a?.str(SYS.SEID)?.trim(),
+  };
+}
+
 export class SmcGenl {
   private constructor(readonly family: GenlFamily) {}
 
@@ -66,16 +80,44 @@ export class SmcGenl {
   }
 
   sysInfo(): SysInfo {
-    const msg = this.family.dump(SMC_CMD.GET_SYS_INFO, 'SMC system info')[0];
-    const a = msg?.attrs.nested(SMC_GEN_SYS_INFO);
-    return {
-      version: a?.u8(SYS.VER),
-      release: a?.u8(SYS.REL),
-      ismV2: a?.u8(SYS.IS_ISM_V2) === 1,
-      smcrV2: a?.u8(SYS.IS_SMCR_V2) === 1,
-      localHost: a?.str(SYS.LOCAL_HOST)?.trim(),
-      seid: a?.str(SYS.SEID)?.trim(),
-    };
+    return parseSysInfo(this.family.dump(SMC_CMD.GET_SYS_INFO, 'SMC system info')[0]);
+  }
+
+  // The statistics dumps return the kernel's messages as they are; stats/system.ts gives them types.
+
+  /** GET_STATS: one message, per-namespace counters of SMC-D and SMC-R (since the netns was created). */
+  dumpStats(): GenlMessage[] {
+    return this.family.dump(SMC_CMD.GET_STATS, 'SMC statistics');
+  }
+
+  /** GET_FBACK_STATS: one message per (side, fallback reason) of this namespace. */
+  dumpFallbackStats(): GenlMessage[] {
+    return this.family.dump(SMC_CMD.GET_FBACK_STATS, 'SMC fallback statistics');
+  }
+
+  /** GET_DEV_SMCD: ISM devices (the kernel leaves loopback-ism out of this list). */
+  dumpSmcdDevices(): GenlMessage[] {
+    return this.family.dump(SMC_CMD.GET_DEV_SMCD, 'SMC-D devices');
+  }
+
+  /** GET_DEV_SMCR: RDMA devices SMC-R can use. */
+  dumpSmcrDevices(): GenlMessage[] {
+    return this.family.dump(SMC_CMD.GET_DEV_SMCR, 'SMC-R devices');
+  }
+
+  /** GET_LGR_SMCD: SMC-D link groups. */
+  dumpSmcdLinkGroups(): GenlMessage[] {
+    return this.family.dump(SMC_CMD.GET_LGR_SMCD, 'SMC-D link groups');
+  }
+
+  /**
+   * SMC-R link groups. With links, GET_LINK_SMCR: each link group's message is followed by one
+   * message per link (links carry no link group id, so the order is the association).
+   */
+  dumpSmcrLinkGroups(withLinks: boolean): GenlMessage[] {
+    return withLinks
+      ? this.family.dump(SMC_CMD.GET_LINK_SMCR, 'SMC-R link groups and links')
+      : this.family.dump(SMC_CMD.GET_LGR_SMCR, 'SMC-R link groups');
   }
 
   ueids(): string[] {

@@ -1,0 +1,93 @@
+// System-wide SMC state of a network namespace (the caller's, or --target / --netns): counters,
+// devices, link groups and system info, read over the SMC generic netlink family.
+import * as fs from 'node:fs';
+import { explainNetnsError, resolveNetns, type NamespaceTarget } from '../netns';
+import { SmcGenl, type SysInfo } from '../netlink/smc-genl';
+import {
+  parseDevices, parseSmcdLinkGroups, parseSmcrLinkGroups, parseSystemStats,
+  type SmcDevice, type SmcSystemStats, type SmcdLinkGroup, type SmcrLinkGroup,
+} from '../stats/system';
+import type { CounterScope } from '../stats/snapshot';
+import { noSmcError } from './errors';
+
+export interface SmcDevices {
+  /** ISM devices; the kernel leaves loopback-ism out of this list */
+  smcd: SmcDevice[];
+  smcr: SmcDevice[];
+  /**
+   * loopback-ism, seen through system info because the device list omits it: true when an ISMv2
+   * device exists and none is listed (loopback-ism is the one the list leaves out), false when no
+   * ISMv2 device exists, null when listed ISM devices make it impossible to tell.
+   */
+  loopbackIsm: boolean | null;
+  /** system info: an ISMv2 device (loopback-ism or s390 ISMv2) is present */
+  ismV2: boolean;
+}
+
+export interface SmcLinkGroups {
+  smcd: SmcdLinkGroup[];
+  /** SMC-R link groups with their links */
+  smcr: SmcrLinkGroup[];
+}
+
+/** Runs fn on the SMC generic netlink family of the target's namespace, with errors that say why. */
+function withGenl<T>(target: NamespaceTarget, fn: (g: SmcGenl) => T): T {
+  const ns = resolveNetns(target);
+  let g: SmcGenl;
+  try {
+    g = SmcGenl.open(ns);
+  } catch (e) {
+    throw noSmcError(explainNetnsError(e, ns));
+  }
+  try {
+    return fn(g);
+  } catch (e) {
+    throw noSmcError(e);
+  } finally {
+    g.close();
+  }
+}
+
+/** The SMC counters of the namespace since it was created (the kernel has no reset). */
+export function getSmcSystemStats(target: NamespaceTarget = {}): SmcSystemStats {
+  return withGenl(target, (g) => parseSystemStats(g.dumpStats(), g.dumpFallbackStats()));
+}
+
+export function getSmcDevices(target: NamespaceTarget = {}): SmcDevices {
+  return withGenl(target, (g) => {
+    const smcd = parseDevices(g.dumpSmcdDevices(), 'smcd');
+    const smcr = parseDevices(g.dumpSmcrDevices(), 'smcr');
+    const { ismV2 } = g.sysInfo();
+    return { smcd, smcr, ismV2, loopbackIsm: !ismV2 ? false : smcd.length === 0 ? true : null };
+  });
+}
+
+/** SMC-D and SMC-R link groups; the kernel lists every link group of the host, whatever the namespace. */
+export function getSmcLinkGroups(target: NamespaceTarget = {}): SmcLinkGroups {
+  return withGenl(target, (g) => ({
+    smcd: parseSmcdLinkGroups(g.dumpSmcdLinkGroups()),
+    smcr: parseSmcrLinkGroups(g.dumpSmcrLinkGroups(true)),
+  }));
+}
+
+/** SMC version, SMC-Dv2 (ISMv2) and SMC-Rv2 capability, host name and system EID. */
+export function getSmcSystemInfo(target: NamespaceTarget = {}): SysInfo {
+  return withGenl(target, (g) => g.sysInfo());
+}
+
+function readOrNull(read: () => string): string | null {
+  try {
+    return read();
+  } catch {
+    return null;
+  }
+}
+
+/** The boot and namespace whose counters getSmcSystemStats(target) reads (for snapshots). */
+export function counterScope(target: NamespaceTarget = {}): CounterScope {
+  const ns = resolveNetns(target) ?? '/proc/self/ns/net';
+  return {
+    bootId: readOrNull(() => fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()),
+    netns: readOrNull(() => `net:[${fs.statSync(ns).ino}]`),
+  };
+}

@@ -1,0 +1,222 @@
+// smc-run doctor: the checks that explain why connections are (or will be) TCP instead of SMC, each
+// ok / warn / fail / info with one line of explanation and, where there is one, the command that fixes it.
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { AF_INET, AF_SMC, IPPROTO_SMC, SMCPROTO_SMC } from '../constants';
+import { loadAddon, isSystemError, firstLine } from '../native';
+import { resolveNetns, type NamespaceTarget } from '../netns';
+import { SmcGenl, type SysInfo } from '../netlink/smc-genl';
+import { dumpSmcSockets, openSockDiag } from '../netlink/sockdiag';
+import { listSmcSysctls } from '../sysctl';
+import { formatSize } from '../units';
+
+export type CheckStatus = 'ok' | 'warn' | 'fail' | 'info';
+
+export interface Check {
+  id: string;
+  status: CheckStatus;
+  message: string;
+  fix?: string | undefined;
+}
+
+const ok = (id: string, message: string): Check => ({ id, status: 'ok', message });
+const warn = (id: string, message: string, fix?: string): Check => ({ id, status: 'warn', message, fix });
+const fail = (id: string, message: string, fix?: string): Check => ({ id, status: 'fail', message, fix });
+const info = (id: string, message: string, fix?: string): Check => ({ id, status: 'info', message, fix });
+
+const codeOf = (e: unknown): string => (isSystemError(e) ? e.code : firstLine(String(e)));
+
+export interface RdmaPort {
+  device: string;
+  port: number;
+  state: string;
+  netdevs: string[];
+  gidTypes: string[];
+}
+
+/** RDMA devices and their ports from sysfs (what SMC-R can use). */
+export function rdmaPorts(sysfs = '/sys/class/infiniband'): RdmaPort[] {
+  const out: RdmaPort[] = [];
+  let devices: string[] = [];
+  try {
+    devices = fs.readdirSync(sysfs);
+  } catch {
+    return out;
+  }
+  const read = (p: string): string => {
+    try {
+      return fs.readFileSync(p, 'utf8').trim();
+    } catch {
+      return '';
+    }
+  };
+  for (const device of devices) {
+    const portsDir = path.join(sysfs, device, 'ports');
+    let ports: string[] = [];
+    try {
+      ports = fs.readdirSync(portsDir);
+    } catch {
+      continue;
+    }
+    for (const port of ports) {
+      const base = path.join(portsDir, port);
+      const gidTypes = new Set<string>();
+      const netdevs = new Set<string>();
+      let idx: string[] = [];
+      try {
+        idx = fs.readdirSync(path.join(base, 'gid_attrs', 'types'));
+      } catch {
+        /* no RoCE attributes (InfiniBand) */
+      }
+      for (const i of idx) {
+        const t = read(path.join(base, 'gid_attrs', 'types', i));
+        if (t) gidTypes.add(t);
+        const n = read(path.join(base, 'gid_attrs', 'ndevs', i));
+        if (n) netdevs.add(n);
+      }
+      out.push({ device, port: Number(port), state: read(path.join(base, 'state')).replace(/^\d+:\s*/, ''), netdevs: [...netdevs], gidTypes: [...gidTypes] });
+    }
+  }
+  return out;
+}
+
+export interface DoctorFacts {
+  afSmc: boolean;
+  sysInfo: SysInfo | undefined;
+  ueids: string[] | undefined;
+  rdma: RdmaPort[];
+}
+
+/** Kernel, devices, EID, sysctls, Node side and known limits; the live self-tests are in selftest.ts. */
+export function runChecks(target: NamespaceTarget): { checks: Check[]; facts: DoctorFacts } {
+  const checks: Check[] = [];
+  const facts: DoctorFacts = { afSmc: false, sysInfo: undefined, ueids: undefined, rdma: [] };
+  const ns = resolveNetns(target);
+  const loaded = loadAddon();
+
+  // ---- Node side first: without the addon nothing below can be probed
+  if (!loaded.ok) {
+    checks.push(fail('node.addon', `the native addon does not load on node ${process.version}: ${firstLine(loaded.error.message)}`, 'npm rebuild smc-run (needs python3, make, g++)'));
+    return { checks, facts };
+  }
+  checks.push(ok('node.addon', `native addon loads on node ${process.version}`));
+  const addon = loaded.addon;
+
+  // ---- kernel
+  const release = os.release();
+  try {
+    addon.closeFd(addon.createSocket(AF_SMC, SMCPROTO_SMC));
+    facts.afSmc = true;
+    checks.push(ok('kernel.af_smc', `AF_SMC sockets can be created (kernel ${release})`));
+  } catch (e) {
+    checks.push(fail('kernel.af_smc', `AF_SMC sockets cannot be created (${codeOf(e)}, kernel ${release}): every connection stays TCP`, 'modprobe smc smc_diag (the kernel needs CONFIG_SMC)'));
+  }
+  try {
+    addon.closeFd(addon.createSocket(AF_INET, IPPROTO_SMC));
+    checks.push(ok('kernel.ipproto_smc', 'IPPROTO_SMC sockets can be created (--proto ipproto available)'));
+  } catch (e) {
+    checks.push(info('kernel.ipproto_smc', `IPPROTO_SMC unavailable (${codeOf(e)}; kernel 6.11+): smc-run uses AF_SMC`));
+  }
+  if (!facts.afSmc) return { checks, facts };
+  try {
+    const nl = openSockDiag(ns);
+    try {
+      dumpSmcSockets(nl, 0);
+    } finally {
+      nl.close();
+    }
+    checks.push(ok('kernel.sock_diag', 'SMC sock_diag works (per-connection modes and fallback reasons are visible)'));
+  } catch (e) {
+    checks.push(warn('kernel.sock_diag', `SMC sock_diag unavailable (${codeOf(e)}): getSmcInfo and stats sockets cannot see SMC modes`, 'modprobe smc_diag (CONFIG_SMC_DIAG)'));
+  }
+  try {
+    SmcGenl.with(ns, (g) => {
+      facts.sysInfo = g.sysInfo();
+      facts.ueids = g.ueids();
+    });
+    checks.push(ok('kernel.genl', `SMC generic netlink works (SMC v${facts.sysInfo?.version ?? '?'}.${facts.sysInfo?.release ?? '?'})`));
+  } catch (e) {
+    checks.push(fail('kernel.genl', `SMC generic netlink (SMC_GEN_NETLINK) unavailable (${codeOf(e)}): cannot read devices or UEIDs`, 'use a kernel with CONFIG_SMC 5.11+'));
+  }
+
+  // ---- devices
+  const si = facts.sysInfo;
+  const smcd = si?.ismV2 === true;
+  checks.push(smcd
+    ? ok('devices.smcd', 'SMC-D: an ISMv2 device is registered (loopback-ism on non-s390; the kernel leaves it out of its SMC-D device list)')
+    : info('devices.smcd', 'SMC-D: no ISM or loopback-ism device (loopback-ism needs CONFIG_SMC_LO, 6.10+): connections inside this host cannot use SMC-D'));
+  facts.rdma = rdmaPorts();
+  const active = facts.rdma.filter((p) => p.state === 'ACTIVE');
+  if (active.length > 0) {
+    const desc = active.map((p) => `${p.device}/${p.port} on ${p.netdevs.join(',') || '?'} (${p.gidTypes.join(', ') || 'IB'})`).join('; ');
+    checks.push(ok('devices.smcr', `SMC-R: RDMA ports active: ${desc}`));
+  } else if (facts.rdma.length > 0) {
+    checks.push(warn('devices.smcr', `SMC-R: RDMA devices present but no port is ACTIVE (${facts.rdma.map((p) => `${p.device}/${p.port} ${p.state}`).join(', ')})`, 'bring the bound network interface up'));
+  } else {
+    checks.push(info('devices.smcr', 'SMC-R: no RDMA device (a RoCE NIC, or SoftRoCE: rdma link add rxe0 type rxe netdev eth0)'));
+  }
+  const v2Only = active.length > 0 && active.every((p) => p.gidTypes.length > 0 && p.gidTypes.every((t) => /v2/i.test(t)));
+  if (!smcd && active.length === 0) {
+    checks.push(fail('devices.any', 'no SMC device at all: every connection will fall back to TCP (NOSMCDEV)', 'add an RDMA device (SMC-R) or use a kernel with loopback-ism (SMC-D)'));
+  }
+
+  // ---- EIDs: SMC-Dv2 (loopback-ism is ISMv2 only) and SMC-Rv2 (RoCE v2 only) need a UEID or SEID
+  if (si) {
+    const hasSeid = (si.seid ?? '') !== '';
+    const ueids = facts.ueids ?? [];
+    const needsEid = smcd || v2Only;
+    if (ueids.length > 0) checks.push(ok('eid.ueid', `UEID set: ${ueids.join(', ')} (peers must share one)`));
+    else if (hasSeid) checks.push(ok('eid.seid', `system EID set: ${si.seid}`));
+    else if (needsEid) {
+      checks.push(fail('eid.none', 'no UEID and no system EID: SMCv2 cannot be negotiated, every connection will fall back (NOUEID)', 'smc-run ueid add <ID> (the same ID on both hosts; root)'));
+    } else {
+      checks.push(info('eid.none', 'no UEID: only SMCv1 (RoCE v1 / ISMv1) can be negotiated'));
+    }
+  }
+
+  // ---- sysctls of the target namespace
+  try {
+    const values = new Map(listSmcSysctls(target).map((s) => [s.name, s.value]));
+    const ac = values.get('autocorking_size');
+    if (ac === 0) checks.push(warn('sysctl.autocorking_size', 'net.smc.autocorking_size is 0: small writes on SMC-R go out one by one (measured up to 100x slower)', 'smc-run sysctl set autocorking_size=64k'));
+    else if (ac !== undefined) checks.push(ok('sysctl.autocorking_size', `net.smc.autocorking_size ${formatSize(Number(ac))} (coalesces small writes on SMC-R)`));
+    const wmem = Number(values.get('wmem') ?? 0);
+    const rmem = Number(values.get('rmem') ?? 0);
+    if (wmem > 0 && (wmem <= 65536 || rmem <= 65536)) {
+      checks.push(info('sysctl.buffers', `net.smc.wmem/rmem ${formatSize(wmem)}/${formatSize(rmem)}: SMC-D bulk transfers are slower than TCP until raised (SMC-D caps buffers at 1 MiB)`, 'smc-run sysctl set wmem=1M rmem=1M, or per program: smc-run -t 1M -r 1M'));
+    }
+    if (values.get('limit_smc_hs') === 1) checks.push(info('sysctl.limit_smc_hs', 'handshake limitation is on: under handshake storms new connections fall back to TCP'));
+  } catch (e) {
+    checks.push(warn('sysctl.read', `cannot read net.smc sysctls: ${firstLine((e as Error).message)}`));
+  }
+  for (const [name, opt] of [['wmem_max', '-t'], ['rmem_max', '-r']] as const) {
+    try {
+      const v = Number(fs.readFileSync(`/proc/sys/net/core/${name}`, 'utf8').trim());
+      if (v < 1 << 20) checks.push(info(`sysctl.core.${name}`, `net.core.${name} ${formatSize(v)} caps smc-run ${opt} at about ${formatSize(v)}`, `sysctl -w net.core.${name}=1048576`));
+    } catch {
+      /* not readable */
+    }
+  }
+
+  // ---- the launcher's preload in a child node
+  checks.push(preloadCheck());
+
+  // ---- known kernel limits that affect applications
+  checks.push(info('limits.keepalive', 'setKeepAlive() reads back but no keepalive timer runs on SMC connections (kernel limitation): use application heartbeats'));
+  checks.push(info('limits.tcp_info', 'TCP_INFO describes the handshake socket and undercounts SMC traffic: use getSmcInfo() / smc-run stats'));
+  return { checks, facts };
+}
+
+function preloadCheck(): Check {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { launchEnv } = require('../cli/launch') as typeof import('../cli/launch');
+  const env = launchEnv(process.env, { debug: false, logJson: false, include: [], exclude: [], proto: undefined, sndbuf: undefined, rcvbuf: undefined }, `doctor-${process.pid}`);
+  const r = spawnSync(process.execPath, ['-e', "process.stdout.write(String(globalThis[Symbol.for('smc-run.hook')] !== undefined))"], { env, encoding: 'utf8', timeout: 60_000 });
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  fs.rmSync((require('../hook/notice') as typeof import('../hook/notice')).noticeMarkerPath(`doctor-${process.pid}`), { force: true });
+  if (r.stdout === 'true') return ok('node.preload', 'the launcher preload installs the hook in a child node process');
+  const why = firstLine((r.stderr ?? '').replace(/^.*smc-run\[\d+\]: /, '')) || `exit ${r.status}`;
+  return fail('node.preload', `the launcher preload does not install the hook in a child node (${why})`);
+}

@@ -1,0 +1,248 @@
+// net.smc sysctl schema, validation and the list/get/set logic, against an in-memory namespace (the
+// host has no SMC; the real /proc/sys/net/smc is exercised by test/kernel/smcd/sysctl.test.ts).
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { SysctlError } from '../../src/sysctl/errors';
+import { checkName, listFrom, parseAssignment, readFrom, validateForExport, writeTo } from '../../src/sysctl';
+import type { SmcSysctlFiles } from '../../src/sysctl/procfs';
+import { normalizeName, parseKernelValue, parseSysctlValue, rangeText, specOf, SYSCTL_SCHEMA } from '../../src/sysctl/schema';
+
+/** What a 6.12 kernel shows in a fresh namespace. */
+const FRESH_612: Record<string, string> = {
+  autocorking_size: '65536',
+  limit_smc_hs: '0',
+  rmem: '65536',
+  smcr_buf_type: '0',
+  smcr_max_conns_per_lgr: '255',
+  smcr_max_links_per_lgr: '2',
+  smcr_testlink_time: '30',
+  wmem: '65536',
+};
+
+/** An in-memory namespace; `writes` records every write that reached "the kernel". */
+function fakeNamespace(values: Record<string, string> = FRESH_612) {
+  const state = { ...values };
+  const writes: [string, string][] = [];
+  const files: SmcSysctlFiles = {
+    nsPath: undefined,
+    names: Object.keys(state).sort(),
+    read: (name) => {
+      const v = state[name];
+      if (v === undefined) throw new Error(`read of ${name}`);
+      return v;
+    },
+    write: (name, text) => {
+      writes.push([name, text]);
+      state[name] = text;
+    },
+  };
+  return { files, state, writes };
+}
+
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(SysctlError);
+    return (e as SysctlError).code;
+  }
+  return undefined;
+}
+
+describe('schema', () => {
+  it('knows the eleven net.smc sysctls with a range, default, unit, version and meaning', () => {
+    expect(SYSCTL_SCHEMA.map((s) => s.name).sort()).toEqual(
+      ['autocorking_size', 'hs_ctrl', 'limit_smc_hs', 'rmem', 'smcr_buf_type', 'smcr_max_conns_per_lgr', 'smcr_max_links_per_lgr', 'smcr_max_recv_wr', 'smcr_max_send_wr', 'smcr_testlink_time', 'wmem'],
+    );
+    for (const s of SYSCTL_SCHEMA) {
+      expect(s.since, s.name).toMatch(/^\d+\.\d+$/);
+      expect(s.meaning.length, s.name).toBeGreaterThan(20);
+      expect(s.meaning, s.name).not.toContain('\n');
+      expect(s.matters.length, s.name).toBeGreaterThan(10);
+      if (s.type !== 'string') {
+        expect(s.min, s.name).toBeLessThanOrEqual(s.default as number);
+        expect(s.max, s.name).toBeGreaterThanOrEqual(s.default as number);
+      }
+    }
+  });
+
+  it('has the kernel defaults and ranges', () => {
+    expect(specOf('autocorking_size')).toMatchObject({ default: 65536, min: 0, max: 4294967295, unit: 'bytes' });
+    expect(specOf('wmem')).toMatchObject({ default: 65536, min: 16384, max: 1073741823 });
+    expect(specOf('rmem')).toMatchObject({ default: 65536, min: 16384, max: 1073741823 });
+    expect(specOf('smcr_max_conns_per_lgr')).toMatchObject({ default: 255, min: 16, max: 255 });
+    expect(specOf('smcr_max_send_wr')).toMatchObject({ default: 16, min: 2, max: 2048 });
+    expect(specOf('smcr_max_recv_wr')).toMatchObject({ default: 48, min: 2, max: 2048 });
+    expect(specOf('limit_smc_hs')).toMatchObject({ default: 0, min: 0, max: 1 });
+    expect(specOf('hs_ctrl')).toMatchObject({ type: 'string', default: '' });
+  });
+
+  it('says when a sysctl matters', () => {
+    expect(specOf('autocorking_size')?.matters).toMatch(/SMC-R only/);
+    expect(specOf('wmem')?.matters).toMatch(/SMC-D bulk/);
+    expect(specOf('wmem')?.matters).toMatch(/1 MiB/);
+    expect(specOf('limit_smc_hs')?.matters).toMatch(/netlink/);
+  });
+
+  it('words ranges for messages', () => {
+    expect(rangeText(specOf('wmem')!)).toBe('16384 (16k) .. 1073741823 bytes');
+    expect(rangeText(specOf('smcr_buf_type')!)).toBe('0 .. 2 (0 physically contiguous, 1 virtually contiguous, 2 physical first, else virtual)');
+    expect(rangeText(specOf('smcr_testlink_time')!)).toBe('0 .. 2147483 seconds');
+  });
+});
+
+describe('values', () => {
+  const v = (name: string, input: number | string): string => parseSysctlValue(name, specOf(name), input);
+
+  it('takes sizes as people write them, in kernel form', () => {
+    expect(v('wmem', '64k')).toBe('65536');
+    expect(v('wmem', '1M')).toBe('1048576');
+    expect(v('rmem', '1MiB')).toBe('1048576');
+    expect(v('rmem', ' 256K ')).toBe('262144');
+    expect(v('autocorking_size', '0')).toBe('0');
+    expect(v('autocorking_size', 0)).toBe('0');
+    expect(v('wmem', 16384)).toBe('16384');
+  });
+
+  it('refuses malformed values with EINVAL and names the range', () => {
+    expect(codeOf(() => v('wmem', 'abc'))).toBe('EINVAL');
+    expect(codeOf(() => v('wmem', '1.5M'))).toBe('EINVAL');
+    expect(codeOf(() => v('smcr_buf_type', 'virtual'))).toBe('EINVAL');
+    expect(codeOf(() => v('smcr_max_conns_per_lgr', '1k'))).toBe('EINVAL'); // sizes only for byte sysctls
+    expect(codeOf(() => v('limit_smc_hs', 0.5))).toBe('EINVAL');
+    expect(codeOf(() => v('limit_smc_hs', ''))).toBe('EINVAL');
+    expect(() => v('wmem', 'abc')).toThrow(/accepted: 16384 \(16k\) \.\. 1073741823 bytes/);
+  });
+
+  it('refuses out-of-range values with ERANGE and names the range', () => {
+    expect(codeOf(() => v('wmem', '1k'))).toBe('ERANGE');
+    expect(codeOf(() => v('wmem', '2G'))).toBe('ERANGE');
+    expect(codeOf(() => v('autocorking_size', -1))).toBe('ERANGE');
+    expect(codeOf(() => v('autocorking_size', '4294967296'))).toBe('ERANGE');
+    expect(codeOf(() => v('smcr_buf_type', 3))).toBe('ERANGE');
+    expect(codeOf(() => v('limit_smc_hs', '2'))).toBe('ERANGE');
+    expect(codeOf(() => v('smcr_max_conns_per_lgr', '15'))).toBe('ERANGE');
+    expect(codeOf(() => v('smcr_max_send_wr', '4096'))).toBe('ERANGE');
+    expect(codeOf(() => v('autocorking_size', '99999999999999999999'))).toBe('ERANGE');
+    expect(() => v('smcr_max_conns_per_lgr', '15')).toThrow('net.smc.smcr_max_conns_per_lgr: 15 is out of range; accepted: 16 .. 255');
+  });
+
+  it('accepts every integer in range and only those (property)', () => {
+    for (const spec of SYSCTL_SCHEMA.filter((s) => s.type !== 'string')) {
+      fc.assert(
+        fc.property(fc.integer({ min: -(2 ** 40), max: 2 ** 40 }), (n) => {
+          const inRange = n >= spec.min! && n <= spec.max!;
+          if (inRange) expect(parseSysctlValue(spec.name, spec, String(n))).toBe(String(n));
+          else expect(codeOf(() => parseSysctlValue(spec.name, spec, n))).toBe('ERANGE');
+        }),
+        { numRuns: 200 },
+      );
+    }
+  });
+
+  it('hs_ctrl takes a short name or "" and no line breaks', () => {
+    expect(v('hs_ctrl', '')).toBe('');
+    expect(v('hs_ctrl', 'my_ctrl')).toBe('my_ctrl');
+    expect(codeOf(() => v('hs_ctrl', 'a\nb'))).toBe('EINVAL');
+    expect(codeOf(() => v('hs_ctrl', 'has space'))).toBe('EINVAL');
+    expect(codeOf(() => v('hs_ctrl', 'x'.repeat(16)))).toBe('ERANGE');
+  });
+
+  it('passes plain one-line values of sysctls it does not know to the kernel, nothing else', () => {
+    expect(parseSysctlValue('future_knob', undefined, '7')).toBe('7');
+    expect(codeOf(() => parseSysctlValue('future_knob', undefined, '7\n8'))).toBe('EINVAL');
+    expect(codeOf(() => parseSysctlValue('future_knob', undefined, '\x00'))).toBe('EINVAL');
+  });
+
+  it('types what the kernel prints', () => {
+    expect(parseKernelValue(specOf('wmem'), '65536')).toBe(65536);
+    expect(parseKernelValue(specOf('hs_ctrl'), '')).toBe('');
+    expect(parseKernelValue(undefined, '1\t2')).toBe('1\t2');
+  });
+
+  it('splits NAME=VALUE at the first =', () => {
+    expect(parseAssignment('wmem=1M')).toEqual(['wmem', '1M']);
+    expect(parseAssignment('hs_ctrl=')).toEqual(['hs_ctrl', '']);
+    expect(codeOf(() => parseAssignment('wmem'))).toBe('EINVAL');
+    expect(codeOf(() => parseAssignment('=1'))).toBe('EINVAL');
+  });
+});
+
+describe('name safety', () => {
+  it('accepts bare names and the net.smc. / net/smc/ spellings', () => {
+    expect(normalizeName('wmem')).toBe('wmem');
+    expect(normalizeName('net.smc.wmem')).toBe('wmem');
+    expect(normalizeName('net/smc/wmem')).toBe('wmem');
+  });
+
+  it('refuses anything that could name a path', () => {
+    for (const bad of ['', '..', '../wmem', '/etc/passwd', 'wmem/../../x', 'net.smc.', 'WMEM', 'w mem', 'wmem\n', 'net.ipv4.tcp_wmem', '.', 'a.b']) {
+      expect(codeOf(() => normalizeName(bad)), JSON.stringify(bad)).toBe('ENOSYSCTL');
+    }
+  });
+
+  it('only lets through [a-z0-9_] names (property)', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 20 }), (s) => {
+        let name: string | undefined;
+        try {
+          name = normalizeName(s);
+        } catch (e) {
+          expect(e).toBeInstanceOf(SysctlError);
+        }
+        if (name !== undefined) expect(name).toMatch(/^[a-z0-9_]+$/);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('refuses names the namespace does not have, listing the valid ones', () => {
+    const names = Object.keys(FRESH_612).sort();
+    expect(checkName('net.smc.wmem', names)).toBe('wmem');
+    expect(() => checkName('nosuch', names)).toThrow('unknown sysctl net.smc.nosuch; valid: autocorking_size, limit_smc_hs, rmem,');
+    expect(() => checkName('smcr_max_send_wr', names)).toThrow('net.smc.smcr_max_send_wr is not in this kernel (added in Linux 6.19)');
+    expect(() => checkName('../../../etc/shadow', names)).toThrow(/not a net.smc sysctl name.*valid: autocorking_size/);
+  });
+});
+
+describe('list, get and set on a namespace', () => {
+  it('lists every discovered sysctl with default and meaning, unknown ones too', () => {
+    const { files } = fakeNamespace({ ...FRESH_612, autocorking_size: '0', future_knob: '3' });
+    const list = listFrom(files);
+    expect(list.map((s) => s.name)).toEqual(files.names);
+    expect(list.find((s) => s.name === 'autocorking_size')).toMatchObject({ key: 'net.smc.autocorking_size', value: 0, default: 65536, isDefault: false, since: '5.18' });
+    expect(list.find((s) => s.name === 'wmem')).toMatchObject({ value: 65536, isDefault: true, unit: 'bytes' });
+    expect(list.find((s) => s.name === 'future_knob')).toMatchObject({ value: '3', default: undefined, isDefault: undefined, meaning: undefined });
+  });
+
+  it('reads named ones in any spelling', () => {
+    const { files } = fakeNamespace();
+    expect(readFrom(files, ['net.smc.rmem', 'limit_smc_hs']).map((s) => [s.key, s.value])).toEqual([['net.smc.rmem', 65536], ['net.smc.limit_smc_hs', 0]]);
+  });
+
+  it('writes kernel text and reports old -> new', () => {
+    const { files, writes } = fakeNamespace();
+    expect(writeTo(files, [['wmem', '1M'], ['net.smc.autocorking_size', 0]])).toEqual([
+      { name: 'wmem', key: 'net.smc.wmem', old: 65536, new: 1048576 },
+      { name: 'autocorking_size', key: 'net.smc.autocorking_size', old: 65536, new: 0 },
+    ]);
+    expect(writes).toEqual([['wmem', '1048576'], ['autocorking_size', '0']]);
+  });
+
+  it('writes nothing when any one of several assignments is wrong', () => {
+    for (const bad of [[['wmem', '1M'], ['nosuch', '1']], [['wmem', '1M'], ['rmem', '1k']], [['wmem', '1M'], ['smcr_buf_type', 'x']]] as [string, string][][]) {
+      const { files, writes, state } = fakeNamespace();
+      expect(() => writeTo(files, bad)).toThrow(SysctlError);
+      expect(writes).toEqual([]);
+      expect(state.wmem).toBe('65536');
+    }
+  });
+
+  it('validates export pairs by the schema alone, so no SMC is needed to write a pod spec', () => {
+    expect(validateForExport([['smcr_max_send_wr', '64'], ['wmem', '1M']])).toEqual([
+      { name: 'smcr_max_send_wr', key: 'net.smc.smcr_max_send_wr', text: '64' },
+      { name: 'wmem', key: 'net.smc.wmem', text: '1048576' },
+    ]);
+    expect(codeOf(() => validateForExport([['rmem', '8k']]))).toBe('ERANGE');
+  });
+});
