@@ -17,9 +17,10 @@ async function loadYargs(): Promise<YargsFactory> {
   return mod.default;
 }
 
+/** yargs' own validation errors (YError) are usage errors; errors thrown by handlers pass through. */
 function failHandler(msg: string | undefined, err: Error | undefined): never {
-  if (err) throw err;
-  throw usageError(msg ?? 'invalid arguments');
+  if (err && err.name !== 'YError') throw err;
+  throw usageError(msg ?? err?.message ?? 'invalid arguments');
 }
 
 const LAUNCH_EXAMPLES: [string, string][] = [
@@ -99,8 +100,13 @@ async function runSubcommand(yargs: YargsFactory, argv: string[]): Promise<numbe
 export async function main(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
   try {
-    const yargs = await loadYargs();
     const first = argv[0];
+    if (first !== undefined && !first.startsWith('-') && !Object.hasOwn(SUBCOMMANDS, first)) {
+      // `smc-run CMD ...` with no options: nothing to parse, so skip loading yargs (it is the bulk of the
+      // launcher's start-up time)
+      return await launch(argv, { debug: false, logJson: false, include: [], exclude: [], proto: undefined, sndbuf: undefined, rcvbuf: undefined });
+    }
+    const yargs = await loadYargs();
     if (first !== undefined && Object.hasOwn(SUBCOMMANDS, first)) return await runSubcommand(yargs, argv);
     return await runLauncher(yargs, argv);
   } catch (e) {
