@@ -14,7 +14,8 @@ export { setTcpCork, getTcpCork, setTcpNoDelay, getTcpNoDelay, withTcpCork } fro
 export type { SmcSocketInfo, SmcMode, SmcFallbackInfo } from './stats/sockets';
 export { fallbackReason, FALLBACK_REASONS } from './stats/fallback-reasons';
 export type { FallbackReason } from './stats/fallback-reasons';
-export { listUeids, addUeid, removeUeid, flushUeids } from './api/eid';
+export { listUeids, addUeid, removeUeid, flushUeids, getSeid, setSeid } from './api/eid';
+export type { SeidState } from './api/eid';
 export { getSmcSystemStats, getSmcDevices, getSmcLinkGroups, getSmcSystemInfo } from './api/system';
 export type { SmcDevices, SmcLinkGroups } from './api/system';
 export type {

@@ -1,6 +1,6 @@
 // UEID / SEID / handshake-limitation API over the SMC generic netlink family.
 import { SmcGenl } from '../netlink/smc-genl';
-import { noSmcError } from './errors';
+import { NoSmcError, noSmcError } from './errors';
 import { normalizeUeid } from '../ueid';
 
 function withGenl<T>(fn: (g: SmcGenl) => T, netnsPath?: string): T {
@@ -21,3 +21,23 @@ export const removeUeid = (id: string): void => {
   withGenl((g) => g.removeUeid(ueid));
 };
 export const flushUeids = (): void => withGenl((g) => g.flushUeids());
+
+export interface SeidState {
+  /** the system EID, "" where the machine has none (off s390) */
+  seid: string;
+  enabled: boolean;
+}
+
+export const getSeid = (): SeidState => withGenl((g) => g.seid());
+
+/** Enables or disables the use of the system EID (s390 only; elsewhere the kernel says EOPNOTSUPP). */
+export function setSeid(enabled: boolean): void {
+  try {
+    withGenl((g) => g.setSeid(enabled));
+  } catch (e) {
+    if ((e as { code?: string }).code === 'EOPNOTSUPP') {
+      throw new NoSmcError('the system EID (SEID) exists on s390 only; elsewhere use a UEID: smc-run ueid add <ID>');
+    }
+    throw e;
+  }
+}

@@ -4,6 +4,7 @@ import { registerDoctor } from './doctor';
 import { registerHsLimit } from './hs-limit';
 import { registerStats } from './stats';
 import { registerSysctl } from './sysctl';
+import { registerSeid } from './seid';
 import { registerUeid } from './ueid';
 
 /** Registers one top-level subcommand; setExit records the exit code its handler decided. */
@@ -13,6 +14,7 @@ export const SUBCOMMANDS: Record<string, RegisterCommand> = {
   stats: registerStats,
   sysctl: registerSysctl,
   ueid: registerUeid,
+  seid: registerSeid,
   'hs-limit': registerHsLimit,
   doctor: registerDoctor,
 };

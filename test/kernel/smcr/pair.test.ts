@@ -13,8 +13,16 @@ describe.runIf(EXPECT_MODE === 'smcr')('SMC-R between two hosts', () => {
     expect(c.result?.client).toMatchObject({ mode: 'smcr', fallback: null });
     const [server] = await peerConns('echo', 1);
     expect(server).toMatchObject({ side: 'server', mode: 'smcr', fallback: null });
-    const stats = await smcRun(['stats', 'sockets', '-a', '--json']);
-    expect(stats.code, stats.stderr).toBe(0);
+    // the link group outlives the connection for a while: it shows the rxe link with both GIDs
+    const lg = await smcRun(['stats', 'linkgroups', '--json']);
+    expect(lg.code, lg.stderr).toBe(0);
+    const groups = (JSON.parse(lg.stdout) as { linkGroups: { smcr: { links: { ibDevice: string | null; gid: string | null; peerGid: string | null }[] }[] } }).linkGroups.smcr;
+    const links = groups.flatMap((g) => g.links);
+    expect(links.length).toBeGreaterThanOrEqual(1);
+    expect(links[0]?.ibDevice).toBe('rxe0');
+    expect(links[0]?.gid).toBeTruthy();
+    expect(links[0]?.peerGid).toBeTruthy();
+    expect(links[0]?.gid).not.toBe(links[0]?.peerGid);
   });
 
   it('http: a GET over SMC-R', async () => {
