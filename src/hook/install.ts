@@ -22,6 +22,8 @@ type HandleMethod = (this: TcpHandle, ...args: unknown[]) => unknown;
 
 export interface HookState {
   stats: HookStats;
+  /** handles given an SMC socket (weak: no effect on their lifetime) */
+  createdAsSmc: WeakSet<object>;
   specs: Record<IpFamily, SocketSpec | undefined>;
   config: ShimConfig;
 }
@@ -67,11 +69,12 @@ const METHODS: Record<string, { family: IpFamily; addressArg: number; portArg: n
 
 let cappedWarned = false;
 
-/** Handles this thread gave an SMC socket to (weak: no effect on their lifetime). */
-const createdAsSmc = new WeakSet<object>();
-
+/**
+ * Whether the hook of this thread gave this handle an SMC socket. The set lives in the thread's hook
+ * state (on globalThis), not in this module: the preload shim is a bundle with its own module copies.
+ */
 export function wasCreatedAsSmc(handle: object): boolean {
-  return createdAsSmc.has(handle);
+  return hookState()?.createdAsSmc.has(handle) ?? false;
 }
 
 function applyBufferSizes(addon: NativeAddon, fd: number, config: ShimConfig): void {
@@ -130,7 +133,7 @@ function adopt(state: HookState, addon: NativeAddon, handle: TcpHandle, op: stri
   }
   stats.smc++;
   stats.byOp[op] = (stats.byOp[op] ?? 0) + 1;
-  createdAsSmc.add(handle);
+  state.createdAsSmc.add(handle);
   log.debug(`${op} ${address}:${port} on ${spec.kind} fd ${fd}`);
 }
 
@@ -139,7 +142,7 @@ export function installHook(addon: NativeAddon, config: ShimConfig, specs: HookS
   const g = globalThis as Global;
   const existing = g[STATE];
   if (existing) return existing;
-  const state: HookState = { stats: newStats(), specs, config };
+  const state: HookState = { stats: newStats(), createdAsSmc: new WeakSet(), specs, config };
   const proto = tcpHandlePrototype(addon);
   if (!proto[ORIGINALS]) {
     const originals: Record<string, HandleMethod> = {};
