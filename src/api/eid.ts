@@ -1,15 +1,11 @@
 // UEID / SEID / handshake-limitation API over the SMC generic netlink family.
-import { SmcGenl } from '../netlink/smc-genl';
-import { NoSmcError, noSmcError } from './errors';
+// The UEID table and the SEID are OS-wide: always the caller's namespace.
+import type { SmcGenl } from '../netlink/smc-genl';
+import { NoSmcError } from './errors';
+import { withSmcGenl } from './genl';
 import { normalizeUeid } from '../ueid';
 
-function withGenl<T>(fn: (g: SmcGenl) => T, netnsPath?: string): T {
-  try {
-    return SmcGenl.with(netnsPath, fn);
-  } catch (e) {
-    throw noSmcError(e);
-  }
-}
+const withGenl = <T>(fn: (g: SmcGenl) => T): T => withSmcGenl({}, fn);
 
 export const listUeids = (): string[] => withGenl((g) => g.ueids());
 export const addUeid = (id: string): void => {

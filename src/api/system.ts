@@ -1,14 +1,14 @@
 // System-wide SMC state of a network namespace (the caller's, or --target / --netns): counters,
 // devices, link groups and system info, read over the SMC generic netlink family.
 import * as fs from 'node:fs';
-import { explainNetnsError, resolveNetns, type NamespaceTarget } from '../netns';
-import { SmcGenl, type SysInfo } from '../netlink/smc-genl';
+import { resolveNetns, type NamespaceTarget } from '../netns';
+import type { SysInfo } from '../netlink/smc-genl';
 import {
   parseDevices, parseSmcdLinkGroups, parseSmcrLinkGroups, parseSystemStats,
   type SmcDevice, type SmcSystemStats, type SmcdLinkGroup, type SmcrLinkGroup,
 } from '../stats/system';
 import type { CounterScope } from '../stats/snapshot';
-import { noSmcError } from './errors';
+import { withSmcGenl } from './genl';
 
 export interface SmcDevices {
   /** ISM devices; the kernel leaves loopback-ism out of this list */
@@ -30,31 +30,14 @@ export interface SmcLinkGroups {
   smcr: SmcrLinkGroup[];
 }
 
-/** Runs fn on the SMC generic netlink family of the target's namespace, with errors that say why. */
-function withGenl<T>(target: NamespaceTarget, fn: (g: SmcGenl) => T): T {
-  const ns = resolveNetns(target);
-  let g: SmcGenl;
-  try {
-    g = SmcGenl.open(ns);
-  } catch (e) {
-    throw noSmcError(explainNetnsError(e, ns));
-  }
-  try {
-    return fn(g);
-  } catch (e) {
-    throw noSmcError(e);
-  } finally {
-    g.close();
-  }
-}
 
 /** The SMC counters of the namespace since it was created (the kernel has no reset). */
 export function getSmcSystemStats(target: NamespaceTarget = {}): SmcSystemStats {
-  return withGenl(target, (g) => parseSystemStats(g.dumpStats(), g.dumpFallbackStats()));
+  return withSmcGenl(target, (g) => parseSystemStats(g.dumpStats(), g.dumpFallbackStats()));
 }
 
 export function getSmcDevices(target: NamespaceTarget = {}): SmcDevices {
-  return withGenl(target, (g) => {
+  return withSmcGenl(target, (g) => {
     const smcd = parseDevices(g.dumpSmcdDevices(), 'smcd');
     const smcr = parseDevices(g.dumpSmcrDevices(), 'smcr');
     const { ismV2 } = g.sysInfo();
@@ -64,7 +47,7 @@ export function getSmcDevices(target: NamespaceTarget = {}): SmcDevices {
 
 /** SMC-D and SMC-R link groups; the kernel lists every link group of the host, whatever the namespace. */
 export function getSmcLinkGroups(target: NamespaceTarget = {}): SmcLinkGroups {
-  return withGenl(target, (g) => ({
+  return withSmcGenl(target, (g) => ({
     smcd: parseSmcdLinkGroups(g.dumpSmcdLinkGroups()),
     smcr: parseSmcrLinkGroups(g.dumpSmcrLinkGroups(true)),
   }));
@@ -72,7 +55,7 @@ export function getSmcLinkGroups(target: NamespaceTarget = {}): SmcLinkGroups {
 
 /** SMC version, SMC-Dv2 (ISMv2) and SMC-Rv2 capability, host name and system EID. */
 export function getSmcSystemInfo(target: NamespaceTarget = {}): SysInfo {
-  return withGenl(target, (g) => g.sysInfo());
+  return withSmcGenl(target, (g) => g.sysInfo());
 }
 
 function readOrNull(read: () => string): string | null {
