@@ -4,6 +4,7 @@
 import type { Argv } from 'yargs';
 import { CliError, reportError, toCliError, usageError } from './errors';
 import { launch } from './launch';
+import { DEFAULT_LAUNCH_OPTIONS } from '../launcher/env';
 import { SUBCOMMANDS } from './commands';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -104,7 +105,7 @@ export async function main(argv: string[]): Promise<number> {
     if (first !== undefined && !first.startsWith('-') && !Object.hasOwn(SUBCOMMANDS, first)) {
       // `smc-run CMD ...` with no options: nothing to parse, so skip loading yargs (it is the bulk of the
       // launcher's start-up time)
-      return await launch(argv, { debug: false, logJson: false, include: [], exclude: [], proto: undefined, sndbuf: undefined, rcvbuf: undefined });
+      return await launch(argv, DEFAULT_LAUNCH_OPTIONS);
     }
     const yargs = await loadYargs();
     if (first !== undefined && Object.hasOwn(SUBCOMMANDS, first)) return await runSubcommand(yargs, argv);

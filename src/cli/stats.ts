@@ -86,7 +86,7 @@ function registerSockets(y: Argv): Argv {
     if (a.pid !== undefined && (!Number.isSafeInteger(a.pid) || a.pid <= 0)) throw new CliError('EUSAGE', '--pid needs a PID', EXIT_USAGE);
     if (a.pid !== undefined && socketInodesOf(a.pid).size === 0) {
       try {
-        (await import('node:fs')).statSync(`/proc/${a.pid}`);
+        fs.statSync(`/proc/${a.pid}`);
       } catch {
         throw new CliError('ESRCH', `no process with PID ${a.pid}`);
       }

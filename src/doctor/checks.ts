@@ -11,6 +11,8 @@ import { SmcGenl, type SysInfo } from '../netlink/smc-genl';
 import { dumpSmcSockets, openSockDiag } from '../netlink/sockdiag';
 import { listSmcSysctls } from '../sysctl';
 import { formatSize } from '../units';
+import { DEFAULT_LAUNCH_OPTIONS, launchEnv } from '../launcher/env';
+import { noticeMarkerPath } from '../hook/notice';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'info';
 
@@ -210,12 +212,9 @@ export function runChecks(target: NamespaceTarget): { checks: Check[]; facts: Do
 }
 
 function preloadCheck(): Check {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { launchEnv } = require('../cli/launch') as typeof import('../cli/launch');
-  const env = launchEnv(process.env, { debug: false, logJson: false, include: [], exclude: [], proto: undefined, sndbuf: undefined, rcvbuf: undefined }, `doctor-${process.pid}`);
+  const env = launchEnv(process.env, DEFAULT_LAUNCH_OPTIONS, `doctor-${process.pid}`);
   const r = spawnSync(process.execPath, ['-e', "process.stdout.write(String(globalThis[Symbol.for('smc-run.hook')] !== undefined))"], { env, encoding: 'utf8', timeout: 60_000 });
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  fs.rmSync((require('../hook/notice') as typeof import('../hook/notice')).noticeMarkerPath(`doctor-${process.pid}`), { force: true });
+  fs.rmSync(noticeMarkerPath(`doctor-${process.pid}`), { force: true });
   if (r.stdout === 'true') return ok('node.preload', 'the launcher preload installs the hook in a child node process');
   const why = firstLine((r.stderr ?? '').replace(/^.*smc-run\[\d+\]: /, '')) || `exit ${r.status}`;
   return fail('node.preload', `the launcher preload does not install the hook in a child node (${why})`);

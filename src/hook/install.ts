@@ -5,7 +5,7 @@
 import * as net from 'node:net';
 import { AF_INET, SOL_SOCKET, SO_RCVBUF, SO_SNDBUF } from '../constants';
 import type { ShimConfig } from '../config';
-import { log } from '../log';
+import { isDebug, log } from '../log';
 import type { NativeAddon } from '../native';
 import { firstLine, isSystemError } from '../native';
 import { wantsSmc } from '../policy/rules';
@@ -110,7 +110,7 @@ function adopt(state: HookState, addon: NativeAddon, handle: TcpHandle, op: stri
   const port = m.portArg >= 0 ? Number(args[m.portArg]) : 0;
   if (!wantsSmc(config.include, config.exclude, address, port)) {
     stats.excluded++;
-    log.debug(`${op} ${address}:${port} excluded by policy: plain TCP`);
+    if (isDebug()) log.debug(`${op} ${address}:${port} excluded by policy: plain TCP`);
     return;
   }
   let fd = -1;
@@ -134,7 +134,8 @@ function adopt(state: HookState, addon: NativeAddon, handle: TcpHandle, op: stri
   stats.smc++;
   stats.byOp[op] = (stats.byOp[op] ?? 0) + 1;
   state.createdAsSmc.add(handle);
-  log.debug(`${op} ${address}:${port} on ${spec.kind} fd ${fd}`);
+  // runs for every connection: build the message only when someone reads it
+  if (isDebug()) log.debug(`${op} ${address}:${port} on ${spec.kind} fd ${fd}`);
 }
 
 /** Installs the hook in this thread (once; later calls return the existing state). */

@@ -1,7 +1,7 @@
 // Per-connection SMC state: sock_diag rows turned into the public SmcSocketInfo, looked up for one
 // Node socket by inode (fstat of its fd), or listed for a whole namespace.
 import type * as net from 'node:net';
-import { AF_INET, AF_INET6, AF_SMC, IPPROTO_SMC, SOL_SOCKET, SO_DOMAIN, SO_PROTOCOL } from '../constants';
+import { AF_INET, AF_INET6 } from '../constants';
 import { addon } from '../native';
 import { explainNetnsError, resolveNetns, type NamespaceTarget } from '../netns';
 import { NetlinkSocket } from '../netlink/socket';
@@ -141,18 +141,11 @@ export function getSmcInfo(socket: net.Socket): SmcSocketInfo {
   const fd = fdOf(socket);
   const a = addon();
   const inode = a.fstatInode(fd);
-  const domain = a.getSockOptInt(fd, SOL_SOCKET, SO_DOMAIN);
-  const protocol = a.getSockOptInt(fd, SOL_SOCKET, SO_PROTOCOL);
   const family = socket.remoteFamily === 'IPv6' || socket.localAddress?.includes(':') ? AF_INET6 : AF_INET;
-  const maybeSmc = domain === AF_SMC || protocol === IPPROTO_SMC || domain === AF_INET || domain === AF_INET6;
-  if (maybeSmc) {
-    diagSocket ??= openSockDiagOrUndefined();
-    if (diagSocket) {
-      const row = findByInode(diagSocket, inode);
-      if (row) return toSocketInfo(row, family);
-    }
-  }
-  return tcpInfo(socket, family, inode);
+  // SO_DOMAIN cannot tell (a fallen-back SMC socket reads AF_INET): sock_diag by inode decides
+  diagSocket ??= openSockDiagOrUndefined();
+  const row = diagSocket ? findByInode(diagSocket, inode) : undefined;
+  return row ? toSocketInfo(row, family) : tcpInfo(socket, family, inode);
 }
 
 function openSockDiagOrUndefined(): NetlinkSocket | undefined {
