@@ -13,7 +13,9 @@ export default defineConfig({
     include:
       guest === 'smcd'
         ? ['test/integration/paths.test.ts', 'test/integration/sockopt.test.ts', 'test/kernel/smcd/**/*.test.ts']
-        : ['test/kernel/smcr/**/*.test.ts'],
+        : process.env.SMC_RUN_SUITE_PHASE === 'last'
+          ? ['test/kernel/smcr-last/**/*.test.ts'] // ends the peer guest: its own run, after the rest
+          : ['test/kernel/smcr/**/*.test.ts'],
     testTimeout: 180_000,
     hookTimeout: 180_000,
     pool: 'forks',

@@ -5,14 +5,23 @@ import type { Conn } from './run';
 
 const RUN = process.env.SMC_RUN_VM_RUN ?? '';
 const DIR = path.join(RUN, 'agent');
-let seq = 0;
+
+/**
+ * The agent serves cmd-1, cmd-2, ... in order for the whole boot, while each test file (and the suite's
+ * second run) is a fresh process: the next number comes from the directory, not from a counter here.
+ * Test files run one at a time, so two writers never race for a number.
+ */
+function nextSeq(): number {
+  const used = fs.readdirSync(DIR).map((f) => /^cmd-(\d+)\.json$/.exec(f)?.[1]).filter((x): x is string => x !== undefined).map(Number);
+  return used.length ? Math.max(...used) + 1 : 1;
+}
 
 export const PEER_IP = process.env.SMC_RUN_PEER_IP ?? '';
 export const PEER_IP6 = process.env.SMC_RUN_PEER_IP6 ?? '';
 
 export async function peer<T = Record<string, unknown>>(cmd: Record<string, unknown>, timeoutMs = 120_000): Promise<T> {
-  const n = ++seq;
   fs.mkdirSync(DIR, { recursive: true });
+  const n = nextSeq();
   const file = path.join(DIR, `cmd-${n}.json`);
   fs.writeFileSync(`${file}.tmp`, JSON.stringify(cmd));
   fs.renameSync(`${file}.tmp`, file);

@@ -71,3 +71,31 @@ export async function runScenario(file: string, args: string[], env: NodeJS.Proc
   const r = await smcRun([...launcherArgs, process.execPath, path.join(SCENARIOS, file), ...args], { ...modeEnv(), ...env });
   return { run: r, results: scenarioResults(r.stdout) };
 }
+
+/** A child whose stdout JSON lines can be awaited one by one. */
+export function spawnJsonLines(args: string[]) {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: Record<string, unknown>[] = [];
+  let buf = '';
+  child.stdout.on('data', (d) => {
+    buf += d;
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      lines.push(JSON.parse(buf.slice(0, i)) as Record<string, unknown>);
+      buf = buf.slice(i + 1);
+    }
+  });
+  return {
+    child,
+    lines,
+    async waitFor(pred: (l: Record<string, unknown>) => boolean, ms: number): Promise<Record<string, unknown>> {
+      const end = Date.now() + ms;
+      for (;;) {
+        const hit = lines.find(pred);
+        if (hit) return hit;
+        if (Date.now() > end) throw new Error(`timed out; lines so far: ${JSON.stringify(lines)}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+  };
+}

@@ -3,9 +3,10 @@
 // directory (uncached 9p): a writes agent/cmd-<n>.json, the agent runs it and writes agent/res-<n>.json.
 //   { op: 'start', name, args: [echo.cjs role, host, port?] }  -> { port }   (under smc-run, or plain: true)
 //   { op: 'conns', name }   -> { conns }   lines the server printed so far (its ends' SMC modes)
-//   { op: 'stop' | 'kill', name }  -> {}   SIGTERM / SIGKILL
+//   { op: 'stop' | 'kill', name }  -> {}   SIGTERM (forwarded by the launcher) / SIGKILL to the server and launcher
 //   { op: 'run', argv }     -> { code, stdout, stderr }   e.g. smc-run stats sockets --json
-//   { op: 'exit' }          -> the agent ends, and with it this guest (the "peer powered off" fault)
+//   { op: 'exit' }          -> the agent ends, and with it this guest (a clean power-off)
+//   { op: 'power-cut' }     -> {} then this guest stops dead (sysrq b): the "peer lost power" fault
 const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -45,6 +46,17 @@ function start(cmd) {
   });
 }
 
+/** Every process below pid, deepest first (from /proc/PID/task/TID/children). */
+function descendants(pid) {
+  let kids = [];
+  try {
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      kids.push(...fs.readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+    }
+  } catch { kids = []; }
+  return kids.flatMap((k) => [...descendants(k), k]);
+}
+
 async function handle(cmd) {
   const entry = children.get(cmd.name);
   switch (cmd.op) {
@@ -53,7 +65,13 @@ async function handle(cmd) {
     case 'stop': case 'kill':
       if (entry && entry.child.exitCode === null) {
         const gone = new Promise((r) => entry.child.once('exit', r));
-        entry.child.kill(cmd.op === 'kill' ? 'SIGKILL' : 'SIGTERM');
+        if (cmd.op === 'kill') {
+          // SIGKILL cannot be forwarded: killing only the launcher would leave the server (its child) running
+          for (const pid of descendants(entry.child.pid)) try { process.kill(pid, 'SIGKILL'); } catch {}
+          entry.child.kill('SIGKILL');
+        } else {
+          entry.child.kill('SIGTERM'); // the launcher forwards it to the server
+        }
         await gone;
       }
       return {};
@@ -63,6 +81,18 @@ async function handle(cmd) {
     }
     default: return { error: `unknown op ${cmd.op}` };
   }
+}
+
+/**
+ * The peer host losing power: no FIN, no SMC close or abort message, no RDMA teardown. sysrq 'b' reboots
+ * at once without shutting devices down, and qemu (-no-reboot) exits. A clean power-off ('o') is not a
+ * cut: the dying kernel still closes its connections. This guest's exit code is written first (0: the
+ * cut was asked for), since init will never get to it.
+ */
+function powerCut(n) {
+  writeAtomic(path.join(DIR, `res-${n}.json`), {});
+  fs.writeFileSync(path.join(RUN, `rc-${process.env.SMC_RUN_GUEST_NAME || 'b'}`), '0\n');
+  fs.writeFileSync('/proc/sysrq-trigger', 'b');
 }
 
 async function main() {
@@ -75,6 +105,7 @@ async function main() {
     }
     const cmd = JSON.parse(fs.readFileSync(file, 'utf8'));
     if (cmd.op === 'exit') { writeAtomic(path.join(DIR, `res-${n}.json`), {}); return; }
+    if (cmd.op === 'power-cut') powerCut(n);
     let res;
     try { res = await handle(cmd); } catch (e) { res = { error: String(e && e.message) }; }
     writeAtomic(path.join(DIR, `res-${n}.json`), res);
