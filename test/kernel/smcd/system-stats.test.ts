@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXPECT_MODE, run, smcRun } from '../../helpers/run';
+import { BIN, EXPECT_MODE, SCENARIOS, run, scenarioResults, smcRun } from '../../helpers/run';
 import { echoClient, startEchoServer, waitForConns, type EchoServer } from '../../helpers/echo';
 import type { SmcSystemStats } from '../../../src/stats/system';
 import { getSmcDevices, getSmcLinkGroups, getSmcSystemInfo } from '../../../src/api/system';
@@ -123,5 +123,20 @@ describe.runIf(EXPECT_MODE === 'smcd')('system SMC statistics in a fresh network
     expect(lgr.code, lgr.stderr).toBe(0);
     expect(lgr.stdout).toMatch(/^SMC-D link groups\n  ID +GID/);
     expect(lgr.stdout).toContain('the kernel lists the link groups of the whole host');
+  });
+
+  it('TCP_CORK cleared and TCP_NODELAY set on a connected SMC-D socket move the CORK and NDLY counters by one each', async () => {
+    const calls = async () => (await system()).system.smcd.calls;
+    for (const [mode, moved] of [['cork', 'cork'], ['nodelay', 'nodelay']] as const) {
+      const before = await calls();
+      const r = await run('ip', ['netns', 'exec', ns, process.execPath, BIN, process.execPath, path.join(SCENARIOS, 'cork.cjs'), mode]);
+      const [res] = scenarioResults(r.stdout);
+      expect(res?.ok, r.stdout + r.stderr).toBe(true);
+      expect(res?.beforeRelease).toBe(0);
+      expect(res?.conns.map((c) => c.mode)).toEqual(['smcd', 'smcd']);
+      const after = await calls();
+      const delta = { cork: after.cork - before.cork, nodelay: after.nodelay - before.nodelay };
+      expect(delta).toEqual(moved === 'cork' ? { cork: 1, nodelay: 0 } : { cork: 0, nodelay: 1 });
+    }
   });
 });
