@@ -130,9 +130,20 @@ start_guest a 10.99.0.1/24 10.99.0.2 "socket,id=n0,connect=127.0.0.1:$PORT" 52:5
 ok() { [ "$(cat "$RUN/rc-$1" 2>/dev/null)" = 0 ]; }
 running() { kill -0 "${PID[$1]}" 2>/dev/null; }
 # Wait for both. A guest that ends successfully puts no limit on the other; one that failed does: the
-# pair has failed already, so the other only gets --grace seconds to write its logs.
+# pair has failed already, so the other only gets --grace seconds to write its logs. A guest that has
+# written its exit code but is still up 60 s later is stopped: its kernel hangs in the power-off (seen
+# when the peer vanished mid-link), and all it had to say is in the run directory already.
+declare -A DONE_AT=()
 while running a || running b; do
   for n in a b; do
+    if running $n && [ -s "$RUN/rc-$n" ]; then
+      : "${DONE_AT[$n]:=$SECONDS}"
+      if ((SECONDS - DONE_AT[$n] > 60)); then
+        log "guest $n finished its job but did not power off within 60 s; stopping it"
+        kill "${PID[$n]}" 2>/dev/null || true
+        DONE_AT[$n]=$((SECONDS + 3600))
+      fi
+    fi
     other=$([ $n = a ] && echo b || echo a)
     if ! running $n && ! ok $n && running "$other"; then
       log "guest $n failed; giving guest $other ${GRACE}s to finish"
