@@ -20,6 +20,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const readline = require('node:readline');
+const { withSmcSysctls } = require('../lib/smc-sysctl.cjs');
 
 const ROOT = path.join(__dirname, '..', '..');
 const BIN = path.join(ROOT, 'bin', 'smc-run');
@@ -168,15 +169,7 @@ async function withSysctl(cfg, fn) {
     }
   }
   if (!cfg.sysctl || testMode) return fn();
-  const names = Object.keys(cfg.sysctl);
-  const before = api.readSmcSysctls(names).map((s) => `${s.name}=${s.value}`);
-  // the project's own command sets them (what a user would run)
-  execFileSync(process.execPath, [BIN, 'sysctl', 'set', ...names.map((n) => `${n}=${cfg.sysctl[n]}`)], { stdio: ['ignore', 'ignore', 'inherit'] });
-  try {
-    return await fn();
-  } finally {
-    execFileSync(process.execPath, [BIN, 'sysctl', 'set', ...before], { stdio: ['ignore', 'ignore', 'inherit'] });
-  }
+  return withSmcSysctls(cfg.sysctl, fn);
 }
 
 async function runNode(cfg) {

@@ -41,9 +41,9 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { performance } = require('node:perf_hooks');
+const { smcSysctl, setSmcSysctls } = require('../lib/smc-sysctl.cjs');
 
 const ROOT = path.join(__dirname, '..', '..');
-const BIN = path.join(ROOT, 'bin', 'smc-run');
 const SIZES = [1, 64, 1024, 65536];
 const CONFIGS = {
   autocork: { autocorking: 65536, corkBatch: 0, label: 'autocorking 64 KiB' },
@@ -79,28 +79,10 @@ function api() {
   return smcApi;
 }
 
-// ---- sysctl through the project's command (a child process: it is what users run). Asynchronous, because
-// under TCG the command takes ~9 s to start and A changes its own value while B changes B's.
-function smcSysctl(args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'sysctl', ...args, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`smc-run sysctl ${args.join(' ')} exited ${code}: ${err.trim()}`));
-      try { resolve(JSON.parse(out)); } catch (e) { reject(e); }
-    });
-  });
-}
+// ---- sysctl through the project's command (../lib/smc-sysctl.cjs): A changes its own value while B
+// changes B's.
 const getAutocorking = async () => Number((await smcSysctl(['get', 'autocorking_size'])).sysctls[0].value);
-async function setAutocorking(value) {
-  const c = (await smcSysctl(['set', `autocorking_size=${value}`])).changes[0];
-  if (Number(c.new) !== value) throw new Error(`autocorking_size reads ${c.new} after setting ${value}`);
-  return c;
-}
+const setAutocorking = (value) => setSmcSysctls({ autocorking_size: value });
 
 /** What the sysctl side of a process does: nothing in smoke mode, else remember, change, restore. */
 async function autocorkingControl(enabled) {

@@ -2,17 +2,19 @@
 // Turns bench/results/smcr-autocork.json (written by `autocork.cjs run --out`) into the section
 // "## Autocorking and TCP_CORK on SMC-R" of bench/REPORT.md and the chart bench/charts/smcr-autocork.svg.
 //   node bench/smcr/report.cjs [--in FILE.json] [--report FILE.md] [--chart FILE.svg]
-// Only that section is replaced (from its heading to the next "## " heading), so the other sections of the
-// report, written by other scripts, stay as they are. The same tables are what `autocork.cjs run` prints.
+// Only that section is replaced (between its smcr-autocork markers, ../lib/report-section.cjs), so the
+// other sections of the report stay as they are. The same tables are what `autocork.cjs run` prints.
 // Ratios are taken per run (the configurations of one run ran minutes apart, the runs further apart) and
 // then summarized, so a slow phase of the host shows up as a wide range instead of a biased median.
 const fs = require('node:fs');
 const path = require('node:path');
 const st = require('../lib/stats.cjs');
 const { svgChart, sizeLabel } = require('../lib/chart.cjs');
+const { replaceSection } = require('../lib/report-section.cjs');
 
 const BENCH = path.join(__dirname, '..');
 const HEADING = '## Autocorking and TCP_CORK on SMC-R';
+const SECTION = 'smcr-autocork'; // its markers in REPORT.md
 const DEFAULTS = {
   in: path.join(BENCH, 'results', 'smcr-autocork.json'),
   report: path.join(BENCH, 'REPORT.md'),
@@ -197,22 +199,11 @@ function chart(result) {
   });
 }
 
-/** Replaces the section (heading to the next "## " heading) or appends it. */
-function replaceSection(text, body) {
-  const lines = text.split('\n');
-  const start = lines.findIndex((l) => l.startsWith(HEADING));
-  if (start < 0) return `${text.replace(/\n*$/, '\n')}\n${body.replace(/\n*$/, '\n')}`;
-  let end = lines.findIndex((l, i) => i > start && l.startsWith('## '));
-  if (end < 0) end = lines.length;
-  const tail = lines.slice(end).join('\n');
-  return `${lines.slice(0, start).join('\n')}\n${body.replace(/\n*$/, '\n')}${tail ? `\n${tail}` : ''}`;
-}
-
 function writeAll(result, paths = {}) {
   const p = { ...DEFAULTS, ...paths };
   fs.mkdirSync(path.dirname(p.chart), { recursive: true });
   fs.writeFileSync(p.chart, chart(result));
-  fs.writeFileSync(p.report, replaceSection(fs.readFileSync(p.report, 'utf8'), section(result)));
+  fs.writeFileSync(p.report, replaceSection(fs.readFileSync(p.report, 'utf8'), SECTION, section(result), 'bench/smcr/report.cjs'));
 }
 
 if (require.main === module) {
@@ -226,4 +217,4 @@ if (require.main === module) {
   console.log(`\n${findings(result)}\n\nwrote ${paths.report} (section "${HEADING}") and ${paths.chart}`);
 }
 
-module.exports = { HEADING, summarize, renderTables, findings, section, chart, replaceSection, writeAll };
+module.exports = { HEADING, summarize, renderTables, findings, section, chart, writeAll };
