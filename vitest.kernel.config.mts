@@ -1,21 +1,36 @@
-// Real-kernel suite, run inside the SMC guests by test/vm/run.sh: the integration files that also run
-// on the host (they assert SMC when SMC_RUN_EXPECT is set) plus the kernel-only tests. Sequential:
-// tests share one kernel (UEID table, sysctls, counters). No caches: the guest sees the repo over 9p.
+// Real-kernel suites, run inside the guests by test/vm/run.sh's lanes. A suite is chosen by name
+// (SMC_RUN_KERNEL_SUITE, or derived from the guest for the 6.12 lanes); an unknown name is an error, never
+// an empty run. Sequential: tests share one kernel (UEID table, sysctls, counters). No caches: the guest
+// sees the repo over 9p.
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
-const guest = process.env.SMC_RUN_GUEST_NAME ?? 'smcd';
+const SUITES: Record<string, string[]> = {
+  // the integration files that also run on the host (they assert SMC when SMC_RUN_EXPECT is set) plus the
+  // kernel-only tests
+  smcd: ['test/integration/paths.test.ts', 'test/integration/sockopt.test.ts', 'test/kernel/smcd/**/*.test.ts'],
+  smcr: ['test/kernel/smcr/**/*.test.ts'],
+  // ends the peer guest: its own run, after the rest
+  'smcr-last': ['test/kernel/smcr-last/**/*.test.ts'],
+};
+
+function suiteName(): string {
+  if (process.env.SMC_RUN_KERNEL_SUITE) return process.env.SMC_RUN_KERNEL_SUITE;
+  const guest = process.env.SMC_RUN_GUEST_NAME ?? 'smcd';
+  if (guest === 'smcd') return 'smcd';
+  if (guest === 'a') return process.env.SMC_RUN_SUITE_PHASE === 'last' ? 'smcr-last' : 'smcr';
+  throw new Error(`vitest.kernel.config: no suite for guest "${guest}" (set SMC_RUN_KERNEL_SUITE)`);
+}
+
+const name = suiteName();
+const include = SUITES[name];
+if (!include) throw new Error(`vitest.kernel.config: unknown suite "${name}" (known: ${Object.keys(SUITES).join(', ')})`);
 
 export default defineConfig({
   cacheDir: path.join(os.tmpdir(), 'smc-run-vitest-cache'),
   test: {
-    include:
-      guest === 'smcd'
-        ? ['test/integration/paths.test.ts', 'test/integration/sockopt.test.ts', 'test/kernel/smcd/**/*.test.ts']
-        : process.env.SMC_RUN_SUITE_PHASE === 'last'
-          ? ['test/kernel/smcr-last/**/*.test.ts'] // ends the peer guest: its own run, after the rest
-          : ['test/kernel/smcr/**/*.test.ts'],
+    include,
     testTimeout: 180_000,
     hookTimeout: 180_000,
     pool: 'forks',

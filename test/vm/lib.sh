@@ -1,7 +1,25 @@
 # Shared helpers for the real-kernel harness (sourced, not run).
 # Everything the harness downloads or builds lives in the user cache dir.
 CACHE_ROOT=${XDG_CACHE_HOME:-$HOME/.cache}/smc-run
-MIRROR=${SMC_RUN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# debian_mirror: the Debian archive this machine's apt already uses (the first URI of a non-security
+# source in /etc/apt/sources.list.d/*.sources or a `deb` line of sources.list / *.list), so the harness
+# fetches from wherever the machine is set up to (a local mirror, a proxy); SMC_RUN_DEBIAN_MIRROR overrides.
+debian_mirror() {
+  if [ -n "${SMC_RUN_DEBIAN_MIRROR:-}" ]; then echo "${SMC_RUN_DEBIAN_MIRROR%/}"; return; fi
+  local f u
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -r "$f" ] || continue
+    u=$(awk 'tolower($1)=="uris:" { for (i = 2; i <= NF; i++) print $i }' "$f" | grep -v -e '-security' -e '^cdrom:' | head -n1)
+    [ -n "$u" ] && { echo "${u%/}"; return; }
+  done
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -r "$f" ] || continue
+    u=$(sed -E 's/\[[^]]*\]//' "$f" | awk '$1=="deb" { print $2 }' | grep -v -e '-security' -e '^cdrom:' | head -n1)
+    [ -n "$u" ] && { echo "${u%/}"; return; }
+  done
+  return 1
+}
+MIRROR=$(debian_mirror) || { echo "[smc-run vm] error: no Debian archive in the apt configuration (set SMC_RUN_DEBIAN_MIRROR)" >&2; exit 1; }
 log() { echo "[smc-run vm $(date +%T)] $*" >&2; }
 die() { echo "[smc-run vm] error: $*" >&2; exit 1; }
 

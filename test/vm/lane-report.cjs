@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+'use strict';
+// Reads what a lane's guests left in RESULTS_DIR (vitest JSON reports `vitest-*.json` and `kernel`, the
+// guest's `uname -r`) and prints the lane's one summary line:
+//   lane <name> kernel <release>: N passed, N failed, N skipped
+// Exit 0 only when at least one test passed and none failed or was skipped: a real-kernel lane that
+// skips (a missing expectation variable, an unknown guest name) or ran nothing is a failed lane. A
+// missing or unreadable report is a failure too (the guest died before writing it).
+// usage: lane-report.cjs NAME RESULTS_DIR [--expect-reports N]
+const fs = require('node:fs');
+const path = require('node:path');
+
+const [name, dir, ...rest] = process.argv.slice(2);
+if (!name || !dir) {
+  process.stderr.write('usage: lane-report.cjs NAME RESULTS_DIR [--expect-reports N]\n');
+  process.exit(2);
+}
+const expectIdx = rest.indexOf('--expect-reports');
+const expectReports = expectIdx >= 0 ? Number(rest[expectIdx + 1]) : 1;
+
+let kernel = 'unknown';
+try {
+  kernel = fs.readFileSync(path.join(dir, 'kernel'), 'utf8').trim() || 'unknown';
+} catch {}
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+const problems = [];
+let reports = [];
+try {
+  reports = fs.readdirSync(dir).filter((f) => /^vitest-.*\.json$/.test(f)).sort();
+} catch (e) {
+  problems.push(`no results directory ${dir} (${e.code || e.message})`);
+}
+if (reports.length < expectReports) problems.push(`${reports.length} vitest report(s), expected ${expectReports}`);
+for (const f of reports) {
+  try {
+    const r = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8'));
+    passed += r.numPassedTests;
+    failed += r.numFailedTests;
+    skipped += r.numPendingTests + r.numTodoTests;
+    // a file that failed to load (syntax error, throwing config) has no tests but is a failure
+    for (const t of r.testResults || []) if (t.status === 'failed' && (t.assertionResults || []).length === 0) failed++;
+  } catch (e) {
+    problems.push(`unreadable report ${f}: ${e.message}`);
+  }
+}
+for (const p of problems) process.stderr.write(`[lane ${name}] ${p}\n`);
+process.stdout.write(`lane ${name} kernel ${kernel}: ${passed} passed, ${failed} failed, ${skipped} skipped\n`);
+process.exit(problems.length === 0 && failed === 0 && skipped === 0 && passed > 0 ? 0 : 1);
