@@ -94,12 +94,14 @@ Napi::Value FstatInode(const Napi::CallbackInfo& info) {
     Napi::TypeError::New(env, "fstatInode(fd)").ThrowAsJavaScriptException();
     return env.Null();
   }
-  struct stat st;
-  if (fstat(info[0].As<Napi::Number>().Int32Value(), &st) < 0) {
+  // statx (glibc 2.28), not fstat: glibc >= 2.33 headers bind fstat to fstat64@GLIBC_2.33, and the prebuilt
+  // addon must load on glibc 2.28 (RHEL 8)
+  struct statx st;
+  if (statx(info[0].As<Napi::Number>().Int32Value(), "", AT_EMPTY_PATH, STATX_INO, &st) < 0) {
     ErrnoError(env, errno, "fstat").ThrowAsJavaScriptException();
     return env.Null();
   }
-  return Napi::BigInt::New(env, static_cast<uint64_t>(st.st_ino));
+  return Napi::BigInt::New(env, static_cast<uint64_t>(st.stx_ino));
 }
 
 }  // namespace

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Prebuilt N-API addons for the npm tarball: prebuilds/linux-<arch>/smc_run.glibc.node, stripped.
+#
+# usage:  npm run build:prebuilds                  # linux-x64, linux-arm64, linux-s390x
+#         bash scripts/build-prebuilds.sh s390x     # one or more of: x64 arm64 s390x
+#         SMC_RUN_PREBUILD_FORCE=1 ...              # rebuild even when sources are unchanged
+#
+# x64 is built with the host compiler; arm64 and s390x with Debian's cross compilers
+# (g++-aarch64-linux-gnu, g++-s390x-linux-gnu; apt-get installs them when missing and running as root).
+# N-API headers come from the local Node installation (node-gyp --nodedir, no header download). Each
+# build runs in a temporary copy of binding.gyp + native/, so the contributor's build/Release stays the
+# host's. A build is skipped when binding.gyp, native/ and node-addon-api are unchanged since the last one
+# (stamp in build/prebuild-<arch>.stamp). npm pack runs this (prepack).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+. scripts/arch-lib.sh
+
+archs=("$@")
+[ ${#archs[@]} -gt 0 ] || archs=(x64 arm64 s390x)
+
+nodedir=$(node -p 'require("path").resolve(process.execPath, "..", "..")')
+[ -f "$nodedir/include/node/node_api.h" ] ||
+  arch_die "no N-API headers in the local Node installation ($nodedir/include/node/node_api.h)"
+host=$(node -p process.arch)
+mkdir -p build "$ARCH_CACHE_ROOT"
+sources_hash=$({ cat binding.gyp native/* scripts/build-prebuilds.sh; node -p 'require("node-addon-api/package.json").version'; } | sha256sum | cut -c1-16)
+
+for arch in "${archs[@]}"; do
+  arch_vars "$arch"
+  out=prebuilds/linux-$ARCH_NODE_ARCH
+  stamp=build/prebuild-$ARCH_NODE_ARCH.stamp
+  if [ -z "${SMC_RUN_PREBUILD_FORCE:-}" ] && [ -f "$out/smc_run.glibc.node" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$sources_hash" ]; then
+    echo "prebuild $out: up to date"
+    continue
+  fi
+  if [ "$ARCH_NODE_ARCH" = "$host" ]; then
+    cxx=${CXX_FOR_PREBUILD:-g++} cc=${CC_FOR_PREBUILD:-gcc} strip_bin=strip
+    command -v "$cxx" >/dev/null || arch_die "no C++ compiler ($cxx) for the $host prebuild"
+  else
+    arch_apt_install "g++-$ARCH_TRIPLE" "binutils-$ARCH_TRIPLE"
+    cxx=$ARCH_TRIPLE-g++ cc=$ARCH_TRIPLE-gcc strip_bin=$ARCH_TRIPLE-strip
+  fi
+  work=$(mktemp -d)
+  cp -r binding.gyp native "$work/"
+  ln -s "$root/node_modules" "$work/node_modules"
+  start=$(date +%s)
+  # --tag-libc: the file says glibc, so node-gyp-build does not pick it on musl
+  (cd "$work" && CC=$cc CXX=$cxx LINK=$cxx npm_config_nodedir=$nodedir \
+    node "$root/node_modules/prebuildify/bin.js" --napi --strip --strip-bin "$strip_bin" --tag-libc \
+    --name smc_run --arch "$ARCH_NODE_ARCH" --platform linux --quiet) ||
+    { rm -rf "$work"; arch_die "prebuild for linux-$ARCH_NODE_ARCH failed"; }
+  rm -rf "$out"
+  mkdir -p prebuilds
+  cp -r "$work/prebuilds/linux-$ARCH_NODE_ARCH" "$out"
+  rm -rf "$work"
+  echo "$sources_hash" >"$stamp"
+  f=$(ls "$out"/*.node)
+  echo "prebuild $f: $(stat -c %s "$f") bytes, $(( $(date +%s) - start )) s"
+done
