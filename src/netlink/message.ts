@@ -1,5 +1,7 @@
-// Netlink wire format: message headers, attributes (TLVs) and typed readers. Pure functions over
-// Buffers, so every parser is tested on recorded fixtures and fuzzed.
+// Netlink wire format: message headers, attributes (TLVs) and typed readers, all in the host's byte
+// order (host-order.ts). Pure functions over Buffers, so every parser is tested on recorded fixtures, in
+// both byte orders, and fuzzed.
+import { putU16, putU32, u16, u32, u64 } from './host-order';
 export const NLMSG_HDRLEN = 16;
 export const NLMSG_NOOP = 1;
 export const NLMSG_ERROR = 2;
@@ -29,11 +31,11 @@ export const align4 = (n: number): number => (n + 3) & ~3;
 
 export function buildMessage(type: number, flags: number, seq: number, payload: Buffer): Buffer {
   const hdr = Buffer.alloc(NLMSG_HDRLEN);
-  hdr.writeUInt32LE(NLMSG_HDRLEN + payload.length, 0);
-  hdr.writeUInt16LE(type, 4);
-  hdr.writeUInt16LE(flags, 6);
-  hdr.writeUInt32LE(seq >>> 0, 8);
-  hdr.writeUInt32LE(0, 12);
+  putU32(hdr, NLMSG_HDRLEN + payload.length, 0);
+  putU16(hdr, type, 4);
+  putU16(hdr, flags, 6);
+  putU32(hdr, seq, 8);
+  putU32(hdr, 0, 12);
   const pad = Buffer.alloc(align4(payload.length) - payload.length);
   return Buffer.concat([hdr, payload, pad]);
 }
@@ -44,15 +46,15 @@ export function parseMessages(buf: Buffer): NlMessage[] {
   let off = 0;
   while (off < buf.length) {
     if (buf.length - off < NLMSG_HDRLEN) throw new NetlinkParseError(`truncated netlink header at offset ${off}`);
-    const len = buf.readUInt32LE(off);
+    const len = u32(buf, off);
     if (len < NLMSG_HDRLEN || off + len > buf.length) {
       throw new NetlinkParseError(`bad netlink message length ${len} at offset ${off} (datagram ${buf.length} bytes)`);
     }
     out.push({
-      type: buf.readUInt16LE(off + 4),
-      flags: buf.readUInt16LE(off + 6),
-      seq: buf.readUInt32LE(off + 8),
-      pid: buf.readUInt32LE(off + 12),
+      type: u16(buf, off + 4),
+      flags: u16(buf, off + 6),
+      seq: u32(buf, off + 8),
+      pid: u32(buf, off + 12),
       payload: buf.subarray(off + NLMSG_HDRLEN, off + len),
     });
     off += align4(len);
@@ -68,8 +70,8 @@ export interface NlAttr {
 
 export function buildAttr(type: number, data: Buffer): Buffer {
   const hdr = Buffer.alloc(4);
-  hdr.writeUInt16LE(4 + data.length, 0);
-  hdr.writeUInt16LE(type, 2);
+  putU16(hdr, 4 + data.length, 0);
+  putU16(hdr, type, 2);
   return Buffer.concat([hdr, data, Buffer.alloc(align4(data.length) - data.length)]);
 }
 
@@ -79,8 +81,8 @@ export function parseAttrs(buf: Buffer): NlAttr[] {
   const out: NlAttr[] = [];
   let off = 0;
   while (off + 4 <= buf.length) {
-    const len = buf.readUInt16LE(off);
-    const rawType = buf.readUInt16LE(off + 2);
+    const len = u16(buf, off);
+    const rawType = u16(buf, off + 2);
     if (len < 4 || off + len > buf.length) {
       throw new NetlinkParseError(`bad attribute length ${len} at offset ${off} (${buf.length} bytes)`);
     }
@@ -102,15 +104,27 @@ function need(data: Buffer, bytes: number, what: string): void {
 }
 
 export const readU8 = (d: Buffer): number => (need(d, 1, 'u8'), d.readUInt8(0));
-export const readU16 = (d: Buffer): number => (need(d, 2, 'u16'), d.readUInt16LE(0));
-export const readU32 = (d: Buffer): number => (need(d, 4, 'u32'), d.readUInt32LE(0));
+export const readU16 = (d: Buffer): number => (need(d, 2, 'u16'), u16(d, 0));
+export const readU32 = (d: Buffer): number => (need(d, 4, 'u32'), u32(d, 0));
 /** u64 counters as numbers: exact up to 2^53 (9 PB), far beyond any counter read here. */
-export const readU64 = (d: Buffer): number => (need(d, 8, 'u64'), Number(d.readBigUInt64LE(0)));
+export const readU64 = (d: Buffer): number => (need(d, 8, 'u64'), Number(u64(d, 0)));
 /** nla_put_uint attributes (newer kernels): 4 bytes when the value fits, else 8. */
 export function readUint(d: Buffer): number {
-  if (d.length === 4) return d.readUInt32LE(0);
+  if (d.length === 4) return u32(d, 0);
   if (d.length === 8) return readU64(d);
   throw new NetlinkParseError(`uint: need 4 or 8 bytes, got ${d.length}`);
+}
+/**
+ * An unsigned attribute whose width the kernel chose (1, 2, 4 or 8 bytes): for fields whose uapi comment
+ * and nla_put_* call disagree (SMC_NLA_LGR_D_CHID: "u16" in smc.h, put as u32). Reading such a field at
+ * the documented width takes the wrong half on a big-endian host.
+ */
+export function readUnsigned(d: Buffer): number {
+  if (d.length === 1) return d.readUInt8(0);
+  if (d.length === 2) return u16(d, 0);
+  if (d.length === 4) return u32(d, 0);
+  if (d.length === 8) return readU64(d);
+  throw new NetlinkParseError(`unsigned: need 1, 2, 4 or 8 bytes, got ${d.length}`);
 }
 export function readString(d: Buffer): string {
   const nul = d.indexOf(0);
@@ -146,11 +160,15 @@ export class Attrs {
     const d = this.map.get(t);
     return d === undefined ? undefined : readUint(d);
   }
+  unsigned(t: number): number | undefined {
+    const d = this.map.get(t);
+    return d === undefined ? undefined : readUnsigned(d);
+  }
   hex64(t: number): string | undefined {
     const d = this.map.get(t);
     if (d === undefined) return undefined;
     need(d, 8, 'u64');
-    return `0x${d.readBigUInt64LE(0).toString(16)}`;
+    return `0x${u64(d, 0).toString(16)}`;
   }
   str(t: number): string | undefined {
     const d = this.map.get(t);

@@ -1,5 +1,7 @@
 // sock_diag for AF_SMC (what smcss reads): request building and reply parsing. Layouts from
-// include/uapi/linux/smc_diag.h and inet_diag.h; every field is bounds-checked.
+// include/uapi/linux/smc_diag.h and inet_diag.h; every field is bounds-checked. Integers are in the host's
+// byte order (host-order.ts); ports and addresses in network order; GIDs of RoCE links are raw bytes.
+import { putU32, u16, u32, u64 } from './host-order';
 import { AF_INET, AF_INET6, AF_SMC, NETLINK_SOCK_DIAG } from '../constants';
 import { Attrs, NetlinkParseError, NLM_F_DUMP, NLM_F_REQUEST, readString } from './message';
 import { NetlinkSocket } from './socket';
@@ -106,8 +108,8 @@ export function buildSmcDiagRequest(ext = allExtensions()): Buffer {
   req.writeUInt8(AF_SMC, 0);
   req.writeUInt8(ext, 3);
   // a dump matches every socket; the id carries no filter (cookie "none" = all ones)
-  req.writeUInt32LE(0xffffffff, 4 + 40);
-  req.writeUInt32LE(0xffffffff, 4 + 44);
+  putU32(req, 0xffffffff, 4 + 40);
+  putU32(req, 0xffffffff, 4 + 44);
   return req;
 }
 
@@ -121,20 +123,21 @@ function parseSockId(b: Buffer, off: number): SockId {
     dport: b.readUInt16BE(off + 2),
     src: Buffer.from(b.subarray(off + 4, off + 20)),
     dst: Buffer.from(b.subarray(off + 20, off + 36)),
-    ifindex: b.readUInt32LE(off + 36),
-    cookie: (BigInt(b.readUInt32LE(off + 44)) << 32n) | BigInt(b.readUInt32LE(off + 40)),
+    ifindex: u32(b, off + 36),
+    // two host-order u32 halves, low one first (sock_diag_save_cookie)
+    cookie: (BigInt(u32(b, off + 44)) << 32n) | BigInt(u32(b, off + 40)),
   };
 }
 
-const cursor = (b: Buffer, off: number): Cursor => ({ wrap: b.readUInt16LE(off + 2), count: b.readUInt32LE(off + 4) });
+const cursor = (b: Buffer, off: number): Cursor => ({ wrap: u16(b, off + 2), count: u32(b, off + 4) });
 
 export function parseConnInfo(d: Buffer): ConnInfo {
   if (d.length < CONNINFO_LEN) throw new NetlinkParseError(`SMC_DIAG_CONNINFO: ${d.length} bytes, need ${CONNINFO_LEN}`);
   return {
-    token: d.readUInt32LE(0),
-    sndbufSize: d.readUInt32LE(4),
-    rmbeSize: d.readUInt32LE(8),
-    peerRmbeSize: d.readUInt32LE(12),
+    token: u32(d, 0),
+    sndbufSize: u32(d, 4),
+    rmbeSize: u32(d, 8),
+    peerRmbeSize: u32(d, 12),
     rxProd: cursor(d, 16),
     rxCons: cursor(d, 24),
     txProd: cursor(d, 32),
@@ -173,13 +176,13 @@ export function parseLgrInfo(d: Buffer): LgrInfo {
   };
 }
 
-const hex64 = (d: Buffer, off: number): string => `0x${d.readBigUInt64LE(off).toString(16)}`;
+const hex64 = (d: Buffer, off: number): string => `0x${u64(d, off).toString(16)}`;
 
 export function parseDmbInfo(d: Buffer): DmbInfo {
   if (d.length < 40) throw new NetlinkParseError(`SMC_DIAG_DMBINFO: ${d.length} bytes, need 40 or 56`);
   const ext = d.length >= 56;
   return {
-    linkId: d.readUInt32LE(0),
+    linkId: u32(d, 0),
     peerGid: hex64(d, 8),
     myGid: hex64(d, 16),
     token: hex64(d, 24),
@@ -210,13 +213,13 @@ export function parseSmcDiagMessage(payload: Buffer): SmcDiagRow {
     modeCode,
     shutdown: payload.readUInt8(3),
     id: parseSockId(payload, 4),
-    uid: payload.readUInt32LE(52),
-    inode: payload.readBigUInt64LE(56),
+    uid: u32(payload, 52),
+    inode: u64(payload, 56),
     conninfo: conn === undefined ? undefined : parseConnInfo(conn),
     lgrinfo: lgr === undefined ? undefined : parseLgrInfo(lgr),
     dmbinfo: dmb === undefined ? undefined : parseDmbInfo(dmb),
     shutdownAttr: attrs.u8(SMC_DIAG_SHUTDOWN),
-    fallback: fb === undefined ? undefined : { reason: fb.readUInt32LE(0), peerDiagnosis: fb.readUInt32LE(4) },
+    fallback: fb === undefined ? undefined : { reason: u32(fb, 0), peerDiagnosis: u32(fb, 4) },
   };
 }
 
@@ -236,7 +239,7 @@ export function findSmcSocketByInode(nl: NetlinkSocket, inode: bigint, ext = all
   const msgs = nl.request(SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, buildSmcDiagRequest(ext), 'SMC sock_diag dump');
   for (const m of msgs) {
     if (m.type !== SOCK_DIAG_BY_FAMILY || m.payload.length < SMC_DIAG_MSG_LEN) continue;
-    if (m.payload.readBigUInt64LE(56) === inode) return parseSmcDiagMessage(m.payload);
+    if (u64(m.payload, 56) === inode) return parseSmcDiagMessage(m.payload);
   }
   return undefined;
 }

@@ -2,6 +2,7 @@
 // collects its replies: multi-part dumps up to NLMSG_DONE, acks, and NLMSG_ERROR as typed errors.
 import * as os from 'node:os';
 import { addon, type SystemError } from '../native';
+import { i32 } from './host-order';
 import { NetlinkParseError, NLMSG_DONE, NLMSG_ERROR, NLMSG_NOOP, NLM_F_ACK, NLM_F_MULTI, buildMessage, parseMessages, type NlMessage } from './message';
 
 const ERRNO_NAMES = new Map<number, string>(Object.entries(os.constants.errno).map(([name, n]) => [n, name]));
@@ -68,12 +69,12 @@ export class NetlinkSocket {
         if (msg.seq !== seq) continue; // a stale reply to an earlier, abandoned request
         if (msg.type === NLMSG_ERROR) {
           if (msg.payload.length < 4) throw new NetlinkParseError(`${what}: truncated NLMSG_ERROR`);
-          const err = -msg.payload.readInt32LE(0);
+          const err = -i32(msg.payload, 0);
           if (err !== 0) throw NetlinkError.fromErrno(err, what);
           return out; // an ack
         }
         if (msg.type === NLMSG_DONE) {
-          const err = msg.payload.length >= 4 ? -msg.payload.readInt32LE(0) : 0;
+          const err = msg.payload.length >= 4 ? -i32(msg.payload, 0) : 0;
           if (err > 0) throw NetlinkError.fromErrno(err, what);
           return out;
         }

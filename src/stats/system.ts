@@ -426,7 +426,7 @@ export function parseSmcdLinkGroups(msgs: readonly GenlMessage[]): SmcdLinkGroup
       vlanId: orNull(a.u8(LGR_D.VLAN_ID)),
       connections: orNull(a.u32(LGR_D.CONNS_NUM)),
       pnetId: orNull(a.str(LGR_D.PNETID)?.trim()),
-      chid: orNull(a.u16(LGR_D.CHID)),
+      chid: orNull(a.unsigned(LGR_D.CHID)), // a u32 on the wire, though smc.h says u16
       sndbufBytes: orNull(a.uint(LGR_D.SNDBUF_ALLOC)),
       dmbBytes: orNull(a.uint(LGR_D.DMB_ALLOC)),
       v2: v2Info(a.nested(LGR_D.V2_COMMON)),
