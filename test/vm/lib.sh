@@ -35,18 +35,22 @@ apt_need() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 }
 
-# trixie_apt ARGS... : apt-get against a private state for Debian trixie (system sources untouched).
-trixie_apt() {
-  local st=$CACHE_ROOT/apt-trixie
+# debian_apt RELEASE ARGS... : apt-get against a private state for that Debian release (bookworm, trixie,
+# ...; system sources and state untouched), under $CACHE_ROOT/apt-RELEASE.
+debian_apt() {
+  local rel=$1; shift
+  local st=$CACHE_ROOT/apt-$rel
   mkdir -p "$st/lists/partial"
-  [ -e "$st/sources.list" ] || echo "deb $MIRROR trixie main" > "$st/sources.list"
+  [ -e "$st/sources.list" ] || echo "deb $MIRROR $rel main" > "$st/sources.list"
   local o=(-o Dir::Etc::sourcelist="$st/sources.list" -o Dir::Etc::sourceparts=- -o Dir::State::Lists="$st/lists"
            -o Dir::Cache::archives="$st/archives" -o APT::Sandbox::User=root)
-  if ! ls "$st/lists/"*trixie*Packages* >/dev/null 2>&1 || [ -n "$(find "$st/lists" -maxdepth 1 -name '*Packages*' -mtime +7)" ]; then
+  if ! ls "$st/lists/"*"$rel"*Packages* >/dev/null 2>&1 || [ -n "$(find "$st/lists" -maxdepth 1 -name '*Packages*' -mtime +7)" ]; then
     apt-get "${o[@]}" update -qq >/dev/null
   fi
   apt-get "${o[@]}" "$@"
 }
+# trixie_apt ARGS... : debian_apt trixie ARGS...
+trixie_apt() { debian_apt trixie "$@"; }
 
 # can_run_qemu: qemu can run here (TCG always can once installed).
 accel_args() {

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Boot the two SMC-R guests and run JOB_A in guest a and JOB_B in guest b (bash scripts, run in the repo).
-# usage: boot-pair.sh [--no-ueid] [--timeout SECONDS] [--mem MiB] [--grace SECONDS] JOB_A JOB_B [RUN_DIR]
+# usage: boot-pair.sh [--release trixie|bookworm] [--no-ueid] [--timeout SECONDS] [--mem MiB] [--grace SECONDS]
+#                     JOB_A JOB_B [RUN_DIR]
 #
-# Each guest is Debian trixie's stock 6.12 kernel (test/vm/smcr/build-initramfs.sh, cached) with the host
+# Each guest is a Debian release's stock kernel (--release, default $SMC_RUN_SMCR_RELEASE, else trixie:
+# 6.12; bookworm: 6.1; test/vm/smcr/build-initramfs.sh, cached) with the host
 # root read-only over 9p, 1 vCPU and --mem MiB (default 1024), under TCG unless real KVM is available
 # (lib.sh accel_args). The guests are joined by a qemu socket netdev on a free 127.0.0.1 port chosen at run
 # time (b listens, a connects); their subnet 10.99.0.0/24 exists only inside the guests:
@@ -31,9 +33,10 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
 REPO=$(cd "$HERE/../../.." && pwd)
-UEID=SMC-RUN-TEST TIMEOUT=600 MEM=1024 GRACE=30
+UEID=SMC-RUN-TEST TIMEOUT=600 MEM=1024 GRACE=30 REL=${SMC_RUN_SMCR_RELEASE:-trixie}
 while [ $# -gt 0 ]; do
   case $1 in
+    --release) REL=$2; shift 2 ;;
     --no-ueid) UEID=none; shift ;;
     --timeout) TIMEOUT=$2; shift 2 ;;
     --mem) MEM=$2; shift 2 ;;
@@ -42,7 +45,7 @@ while [ $# -gt 0 ]; do
     *) break ;;
   esac
 done
-[ $# -ge 2 ] || die "usage: boot-pair.sh [--no-ueid] [--timeout S] [--mem MiB] [--grace S] JOB_A JOB_B [RUN_DIR]"
+[ $# -ge 2 ] || die "usage: boot-pair.sh [--release R] [--no-ueid] [--timeout S] [--mem MiB] [--grace S] JOB_A JOB_B [RUN_DIR]"
 [ "$MEM" -le 2048 ] || die "at most 2048 MiB per guest"
 JOB_A=$(readlink -f "$1") JOB_B=$(readlink -f "$2")
 [ -f "$JOB_A" ] && [ -f "$JOB_B" ] || die "job not found: $1 / $2"
@@ -55,7 +58,7 @@ mkdir -p "$RUN"; RUN=$(cd "$RUN" && pwd)
 case "$REPO$RUN" in *[[:space:]]*) die "the repo and run paths must not contain blanks" ;; esac
 
 apt_need qemu-system-x86 iproute2
-KDIR=$("$HERE/build-initramfs.sh")
+KDIR=$("$HERE/build-initramfs.sh" --release "$REL")
 KERNEL=$KDIR/vmlinux
 [ -s "$KERNEL" ] || KERNEL=$KDIR/vmlinuz
 cp "$JOB_A" "$RUN/job-a.sh"
