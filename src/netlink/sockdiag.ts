@@ -244,6 +244,19 @@ export function findSmcSocketByInode(nl: NetlinkSocket, inode: bigint, ext = all
   return undefined;
 }
 
+/** The raw dump (smc_diag_msg payloads), received off the main thread. */
+export async function dumpSmcMessagesAsync(nl: NetlinkSocket, ext = allExtensions()): Promise<Buffer[]> {
+  const msgs = await nl.requestAsync(SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, buildSmcDiagRequest(ext), 'SMC sock_diag dump');
+  return msgs.filter((m) => m.type === SOCK_DIAG_BY_FAMILY).map((m) => m.payload);
+}
+
+/** Payloads by inode, reading nothing but the inode field: callers parse only the rows they need. */
+export function payloadsByInode(payloads: readonly Buffer[]): Map<bigint, Buffer> {
+  const out = new Map<bigint, Buffer>();
+  for (const p of payloads) if (p.length >= SMC_DIAG_MSG_LEN) out.set(u64(p, 56), p);
+  return out;
+}
+
 export function openSockDiag(netnsPath?: string): NetlinkSocket {
   return NetlinkSocket.open(NETLINK_SOCK_DIAG, netnsPath);
 }

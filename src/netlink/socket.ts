@@ -3,7 +3,7 @@
 import * as os from 'node:os';
 import { addon, type SystemError } from '../native';
 import { i32 } from './host-order';
-import { NetlinkParseError, NLMSG_DONE, NLMSG_ERROR, NLMSG_NOOP, NLM_F_ACK, NLM_F_MULTI, buildMessage, parseMessages, type NlMessage } from './message';
+import { NetlinkParseError, NLMSG_DONE, NLMSG_ERROR, NLMSG_NOOP, NLM_F_ACK, NLM_F_DUMP, NLM_F_MULTI, buildMessage, parseMessages, type NlMessage } from './message';
 
 const ERRNO_NAMES = new Map<number, string>(Object.entries(os.constants.errno).map(([name, n]) => [n, name]));
 
@@ -36,6 +36,40 @@ function describe(errno: number): string {
 
 const MAX_DATAGRAMS = 1_000_000; // a dump longer than this is a kernel or parser bug, not data
 
+/** Collects one request's reply from its datagrams; the sync and async requests share it. */
+class Reply {
+  readonly messages: NlMessage[] = [];
+  constructor(
+    private readonly seq: number,
+    private readonly flags: number,
+    private readonly what: string,
+  ) {}
+
+  /** Takes one datagram; true once the reply is complete. Throws NetlinkError for a kernel error. */
+  take(datagram: Buffer): boolean {
+    let multi = false;
+    for (const msg of parseMessages(datagram)) {
+      if (msg.seq !== this.seq) continue; // a stale reply to an earlier, abandoned request
+      if (msg.type === NLMSG_ERROR) {
+        if (msg.payload.length < 4) throw new NetlinkParseError(`${this.what}: truncated NLMSG_ERROR`);
+        const err = -i32(msg.payload, 0);
+        if (err !== 0) throw NetlinkError.fromErrno(err, this.what);
+        return true; // an ack
+      }
+      if (msg.type === NLMSG_DONE) {
+        const err = msg.payload.length >= 4 ? -i32(msg.payload, 0) : 0;
+        if (err > 0) throw NetlinkError.fromErrno(err, this.what);
+        return true;
+      }
+      if (msg.type === NLMSG_NOOP) continue;
+      this.messages.push(msg);
+      if (msg.flags & NLM_F_MULTI) multi = true;
+    }
+    // a single-part reply without NLM_F_ACK ends with its one message
+    return !multi && !(this.flags & NLM_F_ACK) && this.messages.length > 0;
+  }
+}
+
 export class NetlinkSocket {
   private seq = Math.floor(Math.random() * 0x7fffffff);
   private closed = false;
@@ -52,39 +86,36 @@ export class NetlinkSocket {
     return new NetlinkSocket(fd, protocol);
   }
 
+  private nextSeq(): number {
+    if (this.closed) throw new Error('netlink socket closed');
+    return (this.seq = (this.seq + 1) >>> 0);
+  }
+
   /**
    * Sends one request and returns the reply messages (not the DONE/ACK terminators). A dump ends at
-   * NLMSG_DONE; a plain request with NLM_F_ACK ends at its ack.
+   * NLMSG_DONE; a plain request with NLM_F_ACK ends at its ack. Blocks the calling thread while the
+   * kernel builds the reply: requestAsync is the event-loop-friendly twin.
    */
   request(type: number, flags: number, payload: Buffer, what: string): NlMessage[] {
-    if (this.closed) throw new Error('netlink socket closed');
-    const seq = (this.seq = (this.seq + 1) >>> 0);
+    const seq = this.nextSeq();
     const a = addon();
     a.netlinkSend(this.fd, buildMessage(type, flags, seq, payload));
-    const out: NlMessage[] = [];
-    for (let i = 0; i < MAX_DATAGRAMS; i++) {
-      const datagram = a.netlinkRecv(this.fd);
-      let multi = false;
-      for (const msg of parseMessages(datagram)) {
-        if (msg.seq !== seq) continue; // a stale reply to an earlier, abandoned request
-        if (msg.type === NLMSG_ERROR) {
-          if (msg.payload.length < 4) throw new NetlinkParseError(`${what}: truncated NLMSG_ERROR`);
-          const err = -i32(msg.payload, 0);
-          if (err !== 0) throw NetlinkError.fromErrno(err, what);
-          return out; // an ack
-        }
-        if (msg.type === NLMSG_DONE) {
-          const err = msg.payload.length >= 4 ? -i32(msg.payload, 0) : 0;
-          if (err > 0) throw NetlinkError.fromErrno(err, what);
-          return out;
-        }
-        if (msg.type === NLMSG_NOOP) continue;
-        out.push(msg);
-        if (msg.flags & NLM_F_MULTI) multi = true;
-      }
-      // a single-part reply without NLM_F_ACK ends with its one message
-      if (!multi && !(flags & NLM_F_ACK) && out.length > 0) return out;
-    }
+    const reply = new Reply(seq, flags, what);
+    for (let i = 0; i < MAX_DATAGRAMS; i++) if (reply.take(a.netlinkRecv(this.fd))) return reply.messages;
+    throw new NetlinkParseError(`${what}: reply never ended`);
+  }
+
+  /**
+   * request() with the send and every receive on a libuv thread-pool thread: the event loop keeps running
+   * while the kernel builds a large dump or a reply is late. For dumps and acked requests (the native side
+   * stops at NLMSG_DONE / NLMSG_ERROR). One request at a time per socket.
+   */
+  async requestAsync(type: number, flags: number, payload: Buffer, what: string): Promise<NlMessage[]> {
+    if (!(flags & (NLM_F_DUMP | NLM_F_ACK))) throw new TypeError(`${what}: requestAsync needs a dump or an acked request`);
+    const seq = this.nextSeq();
+    const datagrams = await addon().netlinkRequestAsync(this.fd, buildMessage(type, flags, seq, payload), seq);
+    const reply = new Reply(seq, flags, what);
+    for (const d of datagrams) if (reply.take(d)) return reply.messages;
     throw new NetlinkParseError(`${what}: reply never ended`);
   }
 

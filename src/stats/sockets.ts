@@ -125,7 +125,7 @@ export function listSmcSockets(opts: ListOptions = {}): SmcSocketInfo[] {
 // One sock_diag socket per thread for getSmcInfo: opening one per call would cost more than the dump.
 let diagSocket: NetlinkSocket | undefined;
 
-function fdOf(socket: net.Socket): number {
+export function fdOf(socket: net.Socket): number {
   const handle = (socket as unknown as { _handle?: { fd?: number } | null })._handle;
   if (socket.destroyed || !handle) throw new TypeError('getSmcInfo: the socket is destroyed (no file descriptor)');
   const fd = handle.fd;
@@ -136,17 +136,25 @@ function fdOf(socket: net.Socket): number {
 /**
  * The SMC state of one net.Socket (or tls.TLSSocket): 'smcd' / 'smcr' when data moves over SMC,
  * 'fallback' with the reason when an SMC socket fell back to TCP, 'tcp' when it never was SMC.
+ * Blocking: it reads the namespace's whole SMC sock_diag dump on the calling thread (the kernel has no
+ * per-socket filter for SMC), about 12 us per SMC socket of the namespace
+ * under TCG (bench/REPORT.md). For a server that
+ * asks per connection, use the promise twin in `smc-run/promises`, which never blocks the event loop
+ * and answers every call of one tick from one dump.
  */
 export function getSmcInfo(socket: net.Socket): SmcSocketInfo {
   const fd = fdOf(socket);
   const a = addon();
   const inode = a.fstatInode(fd);
-  const family = socket.remoteFamily === 'IPv6' || socket.localAddress?.includes(':') ? AF_INET6 : AF_INET;
+  const family = familyOf(socket);
   // SO_DOMAIN cannot tell (a fallen-back SMC socket reads AF_INET): sock_diag by inode decides
   diagSocket ??= openSockDiagOrUndefined();
   const row = diagSocket ? findByInode(diagSocket, inode) : undefined;
   return row ? toSocketInfo(row, family) : tcpInfo(socket, family, inode);
 }
+
+/** The socket's IP family (sock_diag reports 43 for IPv4 and IPv6 SMC sockets alike). */
+export const familyOf = (socket: net.Socket): number => (socket.remoteFamily === 'IPv6' || socket.localAddress?.includes(':') ? AF_INET6 : AF_INET);
 
 function openSockDiagOrUndefined(): NetlinkSocket | undefined {
   try {
@@ -166,7 +174,8 @@ function findByInode(nl: NetlinkSocket, inode: bigint): SmcDiagRow | undefined {
   }
 }
 
-function tcpInfo(socket: net.Socket, family: number, inode: bigint): SmcSocketInfo {
+/** What getSmcInfo says of a socket sock_diag does not list: not an SMC socket. */
+export function tcpInfo(socket: net.Socket, family: number, inode: bigint): SmcSocketInfo {
   return {
     mode: 'tcp',
     fallback: null,
