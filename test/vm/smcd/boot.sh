@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # Boot the SMC-D (loopback-ism) guest once and run JOB (a bash script) inside it, in the repo.
-# usage: boot.sh [--no-ueid] [--timeout SECONDS] [--mem MiB] [--cpus N] JOB [RUN_DIR]
+# usage: boot.sh [--no-ueid] [--timeout SECONDS] [--mem MiB] [--cpus N] [--kernel BZIMAGE] JOB [RUN_DIR]
+# --kernel: boot that kernel (e.g. from build-kernel.sh --series ...) instead of the default 6.12 build.
 # The job's exit code is read back from the run directory; a missing code is a failure.
 # Console and dmesg land in RUN_DIR (default: a fresh temp dir, removed on success).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
 REPO=$(cd "$HERE/../../.." && pwd)
-UEID=SMC-RUN-TEST TIMEOUT=900 MEM=1536 CPUS=2
+UEID=SMC-RUN-TEST TIMEOUT=900 MEM=1536 CPUS=2 KERNEL=
 while [ $# -gt 0 ]; do
   case $1 in
     --no-ueid) UEID=none; shift ;;
     --timeout) TIMEOUT=$2; shift 2 ;;
     --mem) MEM=$2; shift 2 ;;
     --cpus) CPUS=$2; shift 2 ;;
+    --kernel) KERNEL=$2; shift 2 ;;
     -*) die "unknown option $1" ;;
     *) break ;;
   esac
@@ -25,7 +27,8 @@ keep=1
 mkdir -p "$RUN"; RUN=$(cd "$RUN" && pwd)
 rm -f "$RUN/rc"
 apt_need qemu-system-x86 iproute2
-KERNEL=$("$HERE/build-kernel.sh")
+[ -n "$KERNEL" ] || KERNEL=$("$HERE/build-kernel.sh")
+[ -s "$KERNEL" ] || die "--kernel: no kernel image at $KERNEL"
 cp "$JOB" "$RUN/job.sh"
 APPEND="console=ttyS0 loglevel=4 panic=-1 root=hostroot rootfstype=9p"
 APPEND+=" rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro"
