@@ -54,7 +54,10 @@ function inNamespace<T>(target: NamespaceTarget, fn: (files: SmcSysctlFiles) => 
   return fn(openSmcSysctls(resolveNetns(target)));
 }
 
-/** The bare name if this kernel has it; otherwise ENOSYSCTL listing the ones it has. */
+/**
+ * The bare name if this kernel has it; otherwise ENOSYSCTL (not a sysctl smc-run knows: a usage error) or
+ * ENOTSUP (one smc-run knows that this kernel lacks), listing the ones it has.
+ */
 export function checkName(input: string, names: readonly string[]): string {
   const valid = `valid: ${names.join(', ') || '(none)'}`;
   let name: string;
@@ -66,7 +69,10 @@ export function checkName(input: string, names: readonly string[]): string {
   }
   if (names.includes(name)) return name;
   const spec = specOf(name);
-  if (spec) throw new SysctlError('ENOSYSCTL', `${keyOf(name)} is not in this kernel (added in Linux ${spec.since}); ${valid}`);
+  if (spec) {
+    const needs = spec.requires ? `, with ${spec.requires}` : '';
+    throw new SysctlError('ENOTSUP', `${keyOf(name)} is not in this kernel (added in Linux ${spec.since}${needs}); ${valid}`);
+  }
   throw new SysctlError('ENOSYSCTL', `unknown sysctl ${keyOf(name)}; ${valid}`);
 }
 
@@ -132,7 +138,7 @@ export function readSmcSysctls(names: readonly string[], target: NamespaceTarget
 
 /**
  * Sets one sysctl in the target namespace. value: a number, or text as for sysctl(8); byte sizes
- * also as "64k" / "1M". Throws SysctlError (ENOSYSCTL, EINVAL, ERANGE, EACCES/EPERM), NoSmcError or
+ * also as "64k" / "1M". Throws SysctlError (ENOSYSCTL, ENOTSUP, EINVAL, ERANGE, EACCES/EPERM), NoSmcError or
  * TargetError; on a validation error nothing is written.
  */
 export function writeSmcSysctl(name: string, value: SysctlValue, target: NamespaceTarget = {}): SysctlChange {

@@ -24,6 +24,11 @@ export interface SysctlSpec {
   readonly default: number | string;
   /** first mainline kernel with the sysctl */
   readonly since: string;
+  /**
+   * a kernel option without which the sysctl is absent even from a kernel new enough for it (so its
+   * absence is no surprise); undefined: every kernel since `since` has it
+   */
+  readonly requires?: string;
   /** one line: what it controls */
   readonly meaning: string;
   /** one line: when changing it makes a difference */
@@ -127,7 +132,7 @@ export const SYSCTL_SCHEMA: readonly SysctlSpec[] = [
   },
   {
     name: 'smcr_max_send_wr',
-    type: 'uint',
+    type: 'int',
     unit: 'count',
     min: 2,
     max: 2048,
@@ -138,7 +143,7 @@ export const SYSCTL_SCHEMA: readonly SysctlSpec[] = [
   },
   {
     name: 'smcr_max_recv_wr',
-    type: 'uint',
+    type: 'int',
     unit: 'count',
     min: 2,
     max: 2048,
@@ -154,12 +159,54 @@ export const SYSCTL_SCHEMA: readonly SysctlSpec[] = [
     maxLength: 15,
     default: '',
     since: '6.19',
+    requires: 'CONFIG_SMC_HS_CTRL_BPF',
     meaning: 'name of the BPF handshake controller (struct_ops) that decides per connection whether to try SMC; empty = none',
     matters: 'kernels with CONFIG_SMC_HS_CTRL_BPF, when a loaded BPF program should choose SMC or TCP per connection',
   },
 ];
 
 const BY_NAME = new Map(SYSCTL_SCHEMA.map((s) => [s.name, s]));
+
+/** "6.1.0-50-amd64", "6.12.57+deb13-amd64", "7.3.4" -> [major, minor]; undefined when unreadable. */
+export function kernelVersion(release: string): [number, number] | undefined {
+  const m = /^(\d+)\.(\d+)/.exec(release);
+  return m ? [Number(m[1]), Number(m[2])] : undefined;
+}
+
+/** Whether kernel `release` is at least version `since` ("6.19"); false when the release is unreadable. */
+export function kernelAtLeast(release: string, since: string): boolean {
+  const k = kernelVersion(release);
+  const v = kernelVersion(since);
+  if (!k || !v) return false;
+  return k[0] !== v[0] ? k[0] > v[0] : k[1] >= v[1];
+}
+
+/** How a kernel's net.smc listing compares with the schema, for a kernel of version `release`. */
+export interface SchemaComparison {
+  /** the kernel has them, the schema does not know them (the schema is behind the kernel) */
+  unknown: string[];
+  /** the schema says a kernel this new has them (no config option needed), the kernel has not */
+  missing: string[];
+  /** present though the schema says they came in a later kernel (a backport, or a wrong `since`) */
+  early: string[];
+  /** known, new enough, but absent because they need a kernel option (`requires`) */
+  optionalAbsent: string[];
+}
+
+export function compareWithSchema(release: string, names: readonly string[]): SchemaComparison {
+  const present = new Set(names);
+  const out: SchemaComparison = { unknown: [], missing: [], early: [], optionalAbsent: [] };
+  for (const n of [...present].sort()) {
+    const spec = BY_NAME.get(n);
+    if (!spec) out.unknown.push(n);
+    else if (!kernelAtLeast(release, spec.since)) out.early.push(n);
+  }
+  for (const spec of SYSCTL_SCHEMA) {
+    if (present.has(spec.name) || !kernelAtLeast(release, spec.since)) continue;
+    (spec.requires ? out.optionalAbsent : out.missing).push(spec.name);
+  }
+  return out;
+}
 
 export const specOf = (name: string): SysctlSpec | undefined => BY_NAME.get(name);
 

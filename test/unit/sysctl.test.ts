@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { SysctlError } from '../../src/sysctl/errors';
 import { checkName, listFrom, parseAssignment, readFrom, validateForExport, writeTo } from '../../src/sysctl';
 import type { SmcSysctlFiles } from '../../src/sysctl/procfs';
-import { normalizeName, parseKernelValue, parseSysctlValue, rangeText, specOf, SYSCTL_SCHEMA } from '../../src/sysctl/schema';
+import { compareWithSchema, kernelAtLeast, kernelVersion, normalizeName, parseKernelValue, parseSysctlValue, rangeText, specOf, SYSCTL_SCHEMA } from '../../src/sysctl/schema';
 
 /** What a 6.12 kernel shows in a fresh namespace. */
 const FRESH_612: Record<string, string> = {
@@ -77,6 +77,14 @@ describe('schema', () => {
     expect(specOf('hs_ctrl')).toMatchObject({ type: 'string', default: '' });
   });
 
+  it("has 6.19's work-request sysctls (int, 2..2048) and hs_ctrl (a struct_ops name, only with CONFIG_SMC_HS_CTRL_BPF)", () => {
+    expect(specOf('smcr_max_send_wr')).toMatchObject({ type: 'int', unit: 'count', default: 16, min: 2, max: 2048, since: '6.19' });
+    expect(specOf('smcr_max_recv_wr')).toMatchObject({ type: 'int', unit: 'count', default: 48, min: 2, max: 2048, since: '6.19' });
+    expect(specOf('hs_ctrl')).toMatchObject({ type: 'string', unit: 'name', maxLength: 15, default: '', since: '6.19', requires: 'CONFIG_SMC_HS_CTRL_BPF' });
+    // every other sysctl is there on every kernel since its version
+    expect(SYSCTL_SCHEMA.filter((s) => s.requires).map((s) => s.name)).toEqual(['hs_ctrl']);
+  });
+
   it('says when a sysctl matters', () => {
     expect(specOf('autocorking_size')?.matters).toMatch(/SMC-R only/);
     expect(specOf('wmem')?.matters).toMatch(/SMC-D bulk/);
@@ -88,6 +96,42 @@ describe('schema', () => {
     expect(rangeText(specOf('wmem')!)).toBe('16384 (16k) .. 1073741823 bytes');
     expect(rangeText(specOf('smcr_buf_type')!)).toBe('0 .. 2 (0 physically contiguous, 1 virtually contiguous, 2 physical first, else virtual)');
     expect(rangeText(specOf('smcr_testlink_time')!)).toBe('0 .. 2147483 seconds');
+  });
+});
+
+describe('schema against a kernel listing', () => {
+  /** what Debian 12's 6.1 shows (observed in the smcr-6.1 lane) */
+  const FRESH_61 = ['autocorking_size', 'rmem', 'smcr_buf_type', 'smcr_testlink_time', 'wmem'];
+  const FRESH_619 = [...Object.keys(FRESH_612), 'smcr_max_recv_wr', 'smcr_max_send_wr', 'hs_ctrl'];
+
+  it('reads kernel versions from release strings', () => {
+    expect(kernelVersion('6.1.0-50-amd64')).toEqual([6, 1]);
+    expect(kernelVersion('6.12.57+deb13-amd64')).toEqual([6, 12]);
+    expect(kernelVersion('7.3.4')).toEqual([7, 3]);
+    expect(kernelVersion('nonsense')).toBeUndefined();
+    expect(kernelAtLeast('6.1.0-50-amd64', '6.1')).toBe(true);
+    expect(kernelAtLeast('6.1.0-50-amd64', '6.10')).toBe(false); // 6.10 is not 6.1
+    expect(kernelAtLeast('6.12.57+deb13-amd64', '6.6')).toBe(true);
+    expect(kernelAtLeast('7.0.1', '6.19')).toBe(true);
+    expect(kernelAtLeast('garbage', '5.18')).toBe(false);
+  });
+
+  it('matches the listings of 6.1, 6.12 and 6.19 exactly', () => {
+    expect(compareWithSchema('6.1.0-50-amd64', FRESH_61)).toEqual({ unknown: [], missing: [], early: [], optionalAbsent: [] });
+    expect(compareWithSchema('6.12.57+deb13-amd64', Object.keys(FRESH_612))).toEqual({ unknown: [], missing: [], early: [], optionalAbsent: [] });
+    expect(compareWithSchema('6.19.0', FRESH_619)).toEqual({ unknown: [], missing: [], early: [], optionalAbsent: [] });
+  });
+
+  it('names what a kernel has that the schema lacks, and what the schema claims that the kernel lacks', () => {
+    expect(compareWithSchema('6.12.0', [...Object.keys(FRESH_612), 'future_knob']).unknown).toEqual(['future_knob']);
+    expect(compareWithSchema('6.12.0', FRESH_61).missing).toEqual(['smcr_max_links_per_lgr', 'smcr_max_conns_per_lgr', 'limit_smc_hs']);
+    expect(compareWithSchema('6.1.0', [...FRESH_61, 'limit_smc_hs']).early).toEqual(['limit_smc_hs']);
+  });
+
+  it('expects hs_ctrl on 6.19+ only with its kernel option: absent is no mismatch', () => {
+    const without = FRESH_619.filter((n) => n !== 'hs_ctrl');
+    expect(compareWithSchema('6.19.2', without)).toEqual({ unknown: [], missing: [], early: [], optionalAbsent: ['hs_ctrl'] });
+    expect(compareWithSchema('6.19.2', without.filter((n) => n !== 'smcr_max_send_wr')).missing).toEqual(['smcr_max_send_wr']);
   });
 });
 
@@ -201,6 +245,10 @@ describe('name safety', () => {
     expect(checkName('net.smc.wmem', names)).toBe('wmem');
     expect(() => checkName('nosuch', names)).toThrow('unknown sysctl net.smc.nosuch; valid: autocorking_size, limit_smc_hs, rmem,');
     expect(() => checkName('smcr_max_send_wr', names)).toThrow('net.smc.smcr_max_send_wr is not in this kernel (added in Linux 6.19)');
+    // a sysctl smc-run knows that this kernel lacks is the kernel's limit (ENOTSUP, exit 1), not a typo
+    expect(codeOf(() => checkName('smcr_max_send_wr', names))).toBe('ENOTSUP');
+    expect(() => checkName('hs_ctrl', names)).toThrow('net.smc.hs_ctrl is not in this kernel (added in Linux 6.19, with CONFIG_SMC_HS_CTRL_BPF)');
+    expect(codeOf(() => checkName('nosuch', names))).toBe('ENOSYSCTL');
     expect(() => checkName('../../../etc/shadow', names)).toThrow(/not a net.smc sysctl name.*valid: autocorking_size/);
   });
 });
