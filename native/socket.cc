@@ -87,6 +87,38 @@ Napi::Value SetSockOptInt(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// replaceWithTcp(fd, domain): puts a fresh plain TCP socket (domain AF_INET/AF_INET6, non-blocking,
+// close-on-exec) under the fd number `fd`, closing the socket that was there, atomically (dup3: the number
+// is never free, so no other thread can be handed it in between). Used to retry a connect whose SMC
+// handshake failed over plain TCP on the same libuv handle; see src/hook/tcp-retry.ts for why this is safe
+// with libuv's epoll bookkeeping.
+Napi::Value ReplaceWithTcp(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsNumber()) {
+    Napi::TypeError::New(env, "replaceWithTcp(fd, domain)").ThrowAsJavaScriptException();
+    return env.Null();
+  }
+  int fd = info[0].As<Napi::Number>().Int32Value();
+  int domain = info[1].As<Napi::Number>().Int32Value();
+  if (fd < 0) {
+    ErrnoError(env, EBADF, "dup3").ThrowAsJavaScriptException();
+    return env.Null();
+  }
+  int fresh = socket(domain, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fresh < 0) {
+    ErrnoError(env, errno, "socket").ThrowAsJavaScriptException();
+    return env.Null();
+  }
+  int rc;
+  do {
+    rc = dup3(fresh, fd, O_CLOEXEC);
+  } while (rc < 0 && errno == EINTR);
+  int err = errno;
+  close(fresh);
+  if (rc < 0) ErrnoError(env, err, "dup3").ThrowAsJavaScriptException();
+  return env.Undefined();
+}
+
 // fstatInode(fd) -> inode number as a BigInt (sock_diag reports it as u64).
 Napi::Value FstatInode(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -111,6 +143,7 @@ Napi::Object InitSocket(Napi::Env env, Napi::Object exports) {
   exports.Set("closeFd", Napi::Function::New(env, CloseFd, "closeFd"));
   exports.Set("getSockOptInt", Napi::Function::New(env, GetSockOptInt, "getSockOptInt"));
   exports.Set("setSockOptInt", Napi::Function::New(env, SetSockOptInt, "setSockOptInt"));
+  exports.Set("replaceWithTcp", Napi::Function::New(env, ReplaceWithTcp, "replaceWithTcp"));
   exports.Set("fstatInode", Napi::Function::New(env, FstatInode, "fstatInode"));
   return exports;
 }

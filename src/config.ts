@@ -20,6 +20,14 @@ export interface ShimConfig {
   rcvbuf: number | undefined;
   /** id shared by one launcher's process tree: the fallback notice is printed once per session */
   session: string | undefined;
+  /** retry a client connect whose SMC handshake failed once over plain TCP (default on) */
+  tcpRetry: boolean;
+  /**
+   * TEST ONLY (honoured only with socketFamily 'inet'): an errno name; the first completion of every hooked
+   * connect is treated as a retryable failure with this code (a success is turned into it), so host tests
+   * can drive the retry machinery without an SMC kernel. Never set in production.
+   */
+  testConnectFault: string | undefined;
 }
 
 export const ENV = {
@@ -33,7 +41,11 @@ export const ENV = {
   sndbuf: 'SMC_RUN_SNDBUF',
   rcvbuf: 'SMC_RUN_RCVBUF',
   session: 'SMC_RUN_SESSION',
+  tcpRetry: 'SMC_RUN_TCP_RETRY',
+  testConnectFault: 'SMC_RUN_TEST_CONNECT_FAULT',
 } as const;
+
+const falsy = (v: string | undefined): boolean => v !== undefined && /^(0|false|no|off)$/i.test(v.trim());
 
 export class ConfigError extends Error {
   readonly code = 'EINVALCONFIG';
@@ -57,6 +69,13 @@ function optionalSize(name: string, value: string | undefined): number | undefin
   }
 }
 
+function testConnectFault(env: NodeJS.ProcessEnv): string | undefined {
+  const v = env[ENV.testConnectFault]?.trim();
+  if (!v) return undefined;
+  if (!/^E[A-Z0-9]+$/.test(v)) throw new ConfigError(`${ENV.testConnectFault}=${v}: expected an errno name (ETIMEDOUT, ...)`);
+  return v;
+}
+
 /** Reads the configuration from an environment; throws ConfigError on a malformed value. */
 export function readConfig(env: NodeJS.ProcessEnv = process.env): ShimConfig {
   const rules = (name: string): Rule[] => {
@@ -77,5 +96,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ShimConfig {
     sndbuf: optionalSize(ENV.sndbuf, env[ENV.sndbuf]),
     rcvbuf: optionalSize(ENV.rcvbuf, env[ENV.rcvbuf]),
     session: env[ENV.session] || undefined,
+    tcpRetry: !falsy(env[ENV.tcpRetry]),
+    testConnectFault: testConnectFault(env),
   };
 }

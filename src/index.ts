@@ -40,6 +40,8 @@ export interface EnableOptions {
   sndbuf?: number | string;
   rcvbuf?: number | string;
   debug?: boolean;
+  /** retry a connect whose SMC handshake failed once over plain TCP (default true; SMC_RUN_TCP_RETRY=0) */
+  tcpRetry?: boolean;
 }
 
 const size = (v: number | string | undefined): number | undefined => (v === undefined ? undefined : typeof v === 'number' ? v : parseSize(v));
@@ -60,6 +62,7 @@ export function enableSmc(options: EnableOptions = {}): EnableResult {
     proto: options.proto ?? base.proto,
     sndbuf: size(options.sndbuf) ?? base.sndbuf,
     rcvbuf: size(options.rcvbuf) ?? base.rcvbuf,
+    tcpRetry: options.tcpRetry ?? base.tcpRetry,
   };
   return enableFromConfig(config);
 }

@@ -6,6 +6,8 @@ export interface NativeAddon {
   /** socket(domain, SOCK_STREAM|SOCK_NONBLOCK|SOCK_CLOEXEC, protocol) -> fd */
   createSocket(domain: number, protocol: number): number;
   closeFd(fd: number): void;
+  /** dup3 a fresh plain TCP socket (domain, non-blocking, close-on-exec) onto fd, closing the old one */
+  replaceWithTcp(fd: number, domain: number): void;
   getSockOptInt(fd: number, level: number, name: number): number;
   setSockOptInt(fd: number, level: number, name: number, value: number): void;
   /** st_ino of the fd, the key sock_diag reports per socket */

@@ -11,6 +11,7 @@ import { firstLine, isSystemError } from '../native';
 import { wantsSmc } from '../policy/rules';
 import { formatSize } from '../units';
 import { type HookStats, newStats } from './stats';
+import { armTcpRetry } from './tcp-retry';
 import type { IpFamily, SocketSpec } from './socket-spec';
 
 /** The parts of Node's internal TCP handle that the hook touches. */
@@ -158,6 +159,13 @@ export function installHook(addon: NativeAddon, config: ShimConfig, specs: HookS
             adopt(current, addon, this, op, args);
           } catch {
             // the shim never throws into the program: this socket simply stays TCP
+          }
+          if ((op === 'connect' || op === 'connect6') && current.config.tcpRetry && current.createdAsSmc.has(this)) {
+            try {
+              armTcpRetry(current, addon, this, op, args, originals[op] as HandleMethod, originals[op === 'connect' ? 'bind' : 'bind6']);
+            } catch {
+              // no retry for this connect; it proceeds as without the shim
+            }
           }
         }
         return (originals[op] as HandleMethod).apply(this, args);

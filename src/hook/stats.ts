@@ -9,8 +9,10 @@ export interface HookStats {
   /** sockets left to libuv because the addon or handle.open failed for them */
   errors: number;
   byOp: Record<string, number>;
+  /** client connects whose SMC handshake failed and that were retried over plain TCP */
+  tcpRetries: number;
 }
 
 export function newStats(): HookStats {
-  return { smc: 0, excluded: 0, unavailable: 0, errors: 0, byOp: {} };
+  return { smc: 0, excluded: 0, unavailable: 0, errors: 0, byOp: {}, tcpRetries: 0 };
 }

@@ -1,0 +1,109 @@
+// The TCP retry of a failed SMC handshake, driven on this host: test mode (plain inet sockets from the
+// addon) plus the test-only knob SMC_RUN_TEST_CONNECT_FAULT, which makes the first completion of each
+// hooked connect a retryable failure. The real SMC failures are in test/kernel/smc{d,r}/burst.test.ts.
+import { describe, expect, it } from 'vitest';
+import { isSmcHandshakeFailure } from '../../src/hook/tcp-retry';
+import { readConfig } from '../../src/config';
+import { EXPECT_MODE, runScenario, type ScenarioResult } from '../helpers/run';
+
+const FAULT = { SMC_RUN_SOCKET_FAMILY: 'inet', SMC_RUN_TEST_CONNECT_FAULT: 'ETIMEDOUT' };
+
+interface Seen {
+  errors: string[];
+  connects: number;
+  closes?: number;
+  echo: { length: number; hash: string } | string | null;
+  fd?: number | null;
+  noDelay?: boolean | string | null;
+  localAddress?: string;
+}
+
+async function scenario(name: string, env: NodeJS.ProcessEnv = FAULT, launcher: string[] = []): Promise<ScenarioResult & { seen: Seen }> {
+  const { run, results } = await runScenario('tcp-retry.cjs', [name], env, launcher);
+  expect(results, run.stdout + run.stderr).toHaveLength(1);
+  const r = results[0] as ScenarioResult & { seen: Seen };
+  expect(r.ok, r.error).toBe(true);
+  return r;
+}
+
+const retries = (r: ScenarioResult): number => (r.hook as unknown as { tcpRetries: number }).tcpRetries;
+
+describe.skipIf(EXPECT_MODE !== undefined)('TCP retry of a failed SMC handshake (test mode)', () => {
+  it('a retried connect to a live server delivers every byte; the program sees one connection', async () => {
+    const r = await scenario('live');
+    expect(retries(r)).toBe(1);
+    expect(r.seen.errors).toEqual([]);
+    expect(r.seen.connects).toBe(1);
+    expect(r.seen.echo).toEqual(r.sent);
+    expect(r.accepted).toBe(2); // the server saw the failed first connection and the retry
+    expect(r.seen.noDelay).toBe(true); // setNoDelay before connect survives the socket swap
+  });
+
+  it('a retry that fails too reports exactly one error (ECONNREFUSED), as on TCP', async () => {
+    const r = await scenario('refused');
+    expect(retries(r)).toBe(1);
+    expect(r.seen.errors).toEqual(['ECONNREFUSED']);
+    expect(r.seen.connects).toBe(0);
+    expect(r.seen.closes).toBe(1);
+  });
+
+  it('localAddress is bound again on the retry', async () => {
+    const r = await scenario('localAddress');
+    expect(retries(r)).toBe(1);
+    expect(r.seen.errors).toEqual([]);
+    expect(r.seen.localAddress).toBe('127.0.0.2');
+  });
+
+  it('a connect the program destroyed or aborted is not retried', async () => {
+    const d = await scenario('destroyed');
+    expect(retries(d)).toBe(0);
+    expect(d.seen.connects).toBe(0);
+    const a = await scenario('aborted');
+    expect(retries(a)).toBe(0);
+    expect(a.seen.errors).toEqual(['ABORT_ERR']);
+  });
+
+  it('net.Socket#connect again after an error works (and is retried again)', async () => {
+    const r = await scenario('reconnect');
+    expect(r.seen.errors).toEqual(['ECONNREFUSED']);
+    expect(r.seen.echo).toBe('again');
+    expect(retries(r)).toBe(2);
+  });
+
+  it('happy eyeballs (autoSelectFamily) keeps working', async () => {
+    const r = await scenario('happyEyeballs');
+    expect(r.seen.errors).toEqual([]);
+    expect(r.seen.echo).not.toBeNull();
+    expect(retries(r)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('--no-tcp-retry and SMC_RUN_TCP_RETRY=0 turn it off', async () => {
+    const r = await scenario('live', { ...FAULT, SMC_RUN_TCP_RETRY: '0' });
+    expect(retries(r)).toBe(0);
+    expect(r.accepted).toBe(1);
+  });
+
+  it('the knob is test-only: without test mode it does nothing', () => {
+    expect(readConfig({ SMC_RUN_TEST_CONNECT_FAULT: 'ETIMEDOUT' }).socketFamily).toBe('smc');
+    expect(readConfig({}).tcpRetry).toBe(true);
+    expect(readConfig({ SMC_RUN_TCP_RETRY: 'off' }).tcpRetry).toBe(false);
+    expect(() => readConfig({ SMC_RUN_TEST_CONNECT_FAULT: 'timeout' })).toThrow(/errno name/);
+  });
+});
+
+describe('which failures are SMC handshake failures', () => {
+  const TCP_ESTABLISHED = 1;
+  const TCP_CLOSE = 7;
+  it('ETIMEDOUT only with the TCP connection up (CLC wait), never a SYN timeout', () => {
+    expect(isSmcHandshakeFailure(-110, TCP_ESTABLISHED)).toBe(true);
+    expect(isSmcHandshakeFailure(-110, 8 /* CLOSE_WAIT */)).toBe(true);
+    expect(isSmcHandshakeFailure(-110, TCP_CLOSE)).toBe(false);
+    expect(isSmcHandshakeFailure(-110, undefined)).toBe(false);
+  });
+  it('errors only the CLC handshake returns; never ECONNREFUSED or unreachable', () => {
+    for (const e of [-104 /* ECONNRESET */, -71 /* EPROTO */, -32 /* EPIPE */]) expect(isSmcHandshakeFailure(e, TCP_CLOSE)).toBe(true);
+    for (const e of [-111 /* ECONNREFUSED */, -113 /* EHOSTUNREACH */, -101 /* ENETUNREACH */, -125 /* ECANCELED */]) {
+      expect(isSmcHandshakeFailure(e, TCP_ESTABLISHED)).toBe(false);
+    }
+  });
+});
