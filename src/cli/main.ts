@@ -51,6 +51,7 @@ async function runLauncher(yargs: YargsFactory, argv: string[]): Promise<number>
     .option('proto', { choices: ['af_smc', 'ipproto', 'auto'], describe: 'AF_SMC sockets, IPPROTO_SMC (6.11+), or AF_SMC falling back to IPPROTO_SMC (default)' })
     .option('sndbuf', { alias: 't', type: 'string', describe: 'SO_SNDBUF for each SMC socket (256k, 1M, ...)' })
     .option('rcvbuf', { alias: 'r', type: 'string', describe: 'SO_RCVBUF for each SMC socket (256k, 1M, ...)' })
+    .option('no-tcp-retry', { type: 'boolean', describe: 'do not retry a connect whose SMC handshake failed over plain TCP (env SMC_RUN_TCP_RETRY=0)' })
     .option('help', { alias: 'h', type: 'boolean', describe: 'show this help' })
     .option('version', { alias: 'V', type: 'boolean', describe: 'show the version' })
     .strict()

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { AF_INET, AF_SMC, IPPROTO_SMC, SMCPROTO_SMC } from '../constants';
-import { loadAddon, isSystemError, firstLine } from '../native';
+import { addonFix, loadAddon, isSystemError, firstLine } from '../native';
 import { resolveNetns, type NamespaceTarget } from '../netns';
 import { SmcGenl, type SysInfo } from '../netlink/smc-genl';
 import { dumpSmcSockets, openSockDiag } from '../netlink/sockdiag';
@@ -100,7 +100,7 @@ export function runChecks(target: NamespaceTarget): { checks: Check[]; facts: Do
 
   // ---- Node side first: without the addon nothing below can be probed
   if (!loaded.ok) {
-    checks.push(fail('node.addon', `the native addon does not load on node ${process.version}: ${firstLine(loaded.error.message)}`, 'npm rebuild smc-run (needs python3, make, g++)'));
+    checks.push(fail('node.addon', `the native addon does not load on node ${process.version}: ${firstLine(loaded.error.message)}`, addonFix()));
     return { checks, facts };
   }
   checks.push(ok('node.addon', `native addon loads on node ${process.version}`));

@@ -2,7 +2,7 @@
 // Every way it can fail ends with the program on TCP and one notice (per process tree), never a throw.
 import type { ShimConfig } from '../config';
 import { configureLog } from '../log';
-import { firstLine, loadAddon } from '../native';
+import { addonFix, firstLine, loadAddon } from '../native';
 import { hookState, installHook } from './install';
 import { noticeOnce } from './notice';
 import { probeFamily, type IpFamily, type SocketSpec } from './socket-spec';
@@ -25,7 +25,7 @@ export function enableFromConfig(config: ShimConfig): EnableResult {
   const loaded = loadAddon();
   if (!loaded.ok) {
     const reason = `native addon unavailable (${firstLine(loaded.error.message)})`;
-    noticeOnce(`${reason}: running on plain TCP; fix: npm rebuild smc-run (needs python3, make, g++)`, config.session);
+    noticeOnce(`${reason}: running on plain TCP; fix: ${addonFix()}`, config.session);
     return { enabled: false, ipv4: undefined, ipv6: undefined, reason };
   }
   const specs: Record<IpFamily, SocketSpec | undefined> = { 4: undefined, 6: undefined };
