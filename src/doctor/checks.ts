@@ -11,6 +11,7 @@ import { SmcGenl, type SysInfo } from '../netlink/smc-genl';
 import { dumpSmcSockets, openSockDiag } from '../netlink/sockdiag';
 import { listSmcSysctls } from '../sysctl';
 import { formatSize } from '../units';
+import { burstChecks, readBurstFacts } from './burst';
 import { DEFAULT_LAUNCH_OPTIONS, launchEnv } from '../launcher/env';
 import { noticeMarkerPath } from '../hook/notice';
 
@@ -179,6 +180,7 @@ export function runChecks(target: NamespaceTarget): { checks: Check[]; facts: Do
   }
 
   // ---- sysctls of the target namespace
+  let limitSmcHs: number | undefined;
   try {
     const values = new Map(listSmcSysctls(target).map((s) => [s.name, s.value]));
     const ac = values.get('autocorking_size');
@@ -189,7 +191,8 @@ export function runChecks(target: NamespaceTarget): { checks: Check[]; facts: Do
     if (wmem > 0 && (wmem <= 65536 || rmem <= 65536)) {
       checks.push(info('sysctl.buffers', `net.smc.wmem/rmem ${formatSize(wmem)}/${formatSize(rmem)}: SMC-D bulk transfers are slower than TCP until raised (SMC-D caps buffers at 1 MiB)`, 'smc-run sysctl set wmem=1M rmem=1M, or per program: smc-run -t 1M -r 1M'));
     }
-    if (values.get('limit_smc_hs') === 1) checks.push(info('sysctl.limit_smc_hs', 'handshake limitation is on: under handshake storms new connections fall back to TCP'));
+    const hs = values.get('limit_smc_hs');
+    limitSmcHs = hs === undefined ? undefined : Number(hs);
   } catch (e) {
     checks.push(warn('sysctl.read', `cannot read net.smc sysctls: ${firstLine((e as Error).message)}`));
   }
@@ -201,6 +204,9 @@ export function runChecks(target: NamespaceTarget): { checks: Check[]; facts: Do
       /* not readable */
     }
   }
+
+  // ---- connection bursts: handshake limitation, backlog cap, handshake errors so far
+  checks.push(...burstChecks(readBurstFacts(target, limitSmcHs)));
 
   // ---- the launcher's preload in a child node
   checks.push(preloadCheck());
