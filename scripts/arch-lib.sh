@@ -122,17 +122,48 @@ arch_binfmt() {
     arch_die "cannot register qemu-$ARCH_QEMU with binfmt_misc (needs root)"
 }
 
+# arch_tooling ARCH: the native parts of the repo's dev tooling for ARCH (rolldown's binding for vitest,
+# esbuild, lightningcss: every node_modules package named *linux-x64*), same versions, unpacked under
+# $ARCH_DIR/tooling-<hash>/node_modules -> ARCH_TOOLING (use as NODE_PATH). One a registry lacks for ARCH
+# is left out with a note (lightningcss has no s390x build; vitest loads it only for CSS).
+arch_tooling() {
+  arch_vars "$1" || return
+  local root=${ARCH_REPO:-$PWD} list hash
+  list=$(cd "$root/node_modules" && for d in *linux-x64* @*/*linux-x64*; do
+    [ -f "$d/package.json" ] && echo "$d@$(node -p "require('./$d/package.json').version")"; done | sort)
+  hash=$(echo "$list" | sha256sum | cut -c1-12)
+  ARCH_TOOLING=$ARCH_DIR/tooling-$hash/node_modules
+  [ -f "$ARCH_TOOLING/.complete" ] && return 0
+  rm -rf "$ARCH_DIR/tooling-$hash"
+  mkdir -p "$ARCH_TOOLING"
+  local spec name ver foreign tmp
+  for spec in $list; do
+    name=${spec%@*} ver=${spec##*@}
+    foreign=${name/linux-x64/linux-$ARCH_NODE_ARCH}
+    tmp=$(mktemp -d)
+    if (cd "$tmp" && npm pack "$foreign@$ver" --silent >/dev/null 2>&1); then
+      mkdir -p "$ARCH_TOOLING/$foreign"
+      tar -xzf "$tmp"/*.tgz -C "$ARCH_TOOLING/$foreign" --strip-components=1
+    else
+      echo "arch: note: the npm registry has no $foreign@$ver (left out)" >&2
+    fi
+    rm -rf "$tmp"
+  done
+  echo "$list" >"$ARCH_TOOLING/.complete"
+}
+
 # arch_setup ARCH: all of the above
 arch_setup() {
   mkdir -p "$ARCH_CACHE_ROOT"
   arch_node "$1"
   arch_sysroot "$1"
   arch_binfmt "$1"
+  arch_tooling "$1"
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   set -euo pipefail
   [ $# -eq 1 ] || { echo "usage: bash scripts/arch-lib.sh arm64|s390x" >&2; exit 2; }
   arch_setup "$1"
-  printf 'ARCH_NODE=%q\nARCH_NODE_VERSION=%q\nARCH_SYSROOT=%q\nARCH_TRIPLE=%q\n' "$ARCH_NODE" "$ARCH_NODE_VERSION" "$ARCH_SYSROOT" "$ARCH_TRIPLE"
+  printf 'ARCH_NODE=%q\nARCH_NODE_VERSION=%q\nARCH_SYSROOT=%q\nARCH_TRIPLE=%q\nARCH_TOOLING=%q\n' "$ARCH_NODE" "$ARCH_NODE_VERSION" "$ARCH_SYSROOT" "$ARCH_TRIPLE" "$ARCH_TOOLING"
 fi

@@ -1,21 +1,33 @@
 #!/usr/bin/env node
 'use strict';
-// npm "install" step: build the native addon with node-gyp. A failed build must not fail the install:
-// programs still run (on TCP, with one notice saying why) and `npm rebuild smc-run` can retry later.
+// Contributors' build of the native addon from source (npm run build, npm test): node-gyp rebuild into
+// build/Release, skipped when build/Release/smc_run.node is newer than binding.gyp and native/*. The npm
+// tarball carries prebuilds/ instead (npm pack: prepack -> npm run build:prebuilds) and has no install or
+// prepare script; `npm run build:native` forces a rebuild (and is the from-source command for consumers).
 const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
 const path = require('node:path');
 
 const root = path.join(__dirname, '..');
+const out = path.join(root, 'build', 'Release', 'smc_run.node');
+const inputs = ['binding.gyp', ...fs.readdirSync(path.join(root, 'native')).map((f) => path.join('native', f))];
+const newest = Math.max(...inputs.map((f) => fs.statSync(path.join(root, f)).mtimeMs));
+let built = 0;
+try {
+  built = fs.statSync(out).mtimeMs;
+} catch {}
+if (built > newest) process.exit(0);
+
 let gyp;
 try {
   gyp = require.resolve('node-gyp/bin/node-gyp.js', { paths: [root] });
 } catch {
-  process.stderr.write('smc-run: node-gyp not found; the native addon was not built (programs will run on TCP)\n');
-  process.exit(0);
+  process.stderr.write('smc-run: node-gyp not found (npm install first); the native addon was not built\n');
+  process.exit(1);
 }
 const r = spawnSync(process.execPath, [gyp, 'rebuild'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
 if (r.status !== 0) {
   const detail = (r.stderr || '').split('\n').filter((l) => /error/i.test(l)).slice(0, 3).join(' | ');
-  process.stderr.write(`smc-run: could not build the native addon (${detail || 'node-gyp failed'}); programs will run on TCP until "npm rebuild smc-run" succeeds (needs python3, make, g++)\n`);
+  process.stderr.write(`smc-run: could not build the native addon (${detail || 'node-gyp failed'}); needs python3, make, g++\n`);
+  process.exit(1);
 }
-process.exit(0);

@@ -33,21 +33,56 @@ export function isSystemError(e: unknown): e is SystemError {
   return e instanceof Error && typeof (e as { code?: unknown }).code === 'string';
 }
 
-export type AddonState = { ok: true; addon: NativeAddon } | { ok: false; error: Error };
+export type AddonState = { ok: true; addon: NativeAddon; path: string } | { ok: false; error: Error };
 
 let state: AddonState | undefined;
 
-/** Path of the compiled addon; SMC_RUN_ADDON overrides it (tests of the missing-addon path). */
+/** The installed package's root (dist/.. here, and for the bundled preload). */
+export const PACKAGE_ROOT = path.join(__dirname, '..');
+
+/** Architectures with a prebuilt addon in the npm tarball (linux, glibc). */
+export const PREBUILT_ARCHS = ['x64', 'arm64', 's390x'] as const;
+
+/**
+ * Path of the addon to load: SMC_RUN_ADDON when set (tests of the missing-addon path), else what
+ * node-gyp-build picks: build/Release (built from source) first, then prebuilds/linux-<arch>/ of the tarball.
+ * Throws when there is neither.
+ */
 export function addonPath(): string {
-  return process.env.SMC_RUN_ADDON ?? path.join(__dirname, '..', 'build', 'Release', 'smc_run.node');
+  if (process.env.SMC_RUN_ADDON) return process.env.SMC_RUN_ADDON;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const nodeGypBuild = require('node-gyp-build') as { resolve(dir: string): string };
+  try {
+    return nodeGypBuild.resolve(PACKAGE_ROOT);
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    if (!msg.startsWith('No native build was found')) throw e;
+    const libc = /libc=(\w+)/.exec(msg)?.[1] ?? 'glibc';
+    throw new Error(`no prebuilt addon for linux-${process.arch} (${libc}; prebuilt: linux ${PREBUILT_ARCHS.join(', ')} with glibc) and none built from source`);
+  }
+}
+
+/** The one command that builds the addon from source for this installation (needs python3, make, g++). */
+export function buildFromSourceCommand(): string {
+  return `npm run build:native --prefix ${shellQuote(PACKAGE_ROOT)}`;
+}
+
+/** The fix named by the notice, doctor and ENOADDON: build from source. */
+export function addonFix(): string {
+  return `build it from source: ${buildFromSourceCommand()} (needs python3, make, g++)`;
+}
+
+function shellQuote(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 /** Loads the addon once; never throws (the shim must not break a program when the addon is absent). */
 export function loadAddon(): AddonState {
   if (state) return state;
   try {
+    const file = addonPath();
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    state = { ok: true, addon: require(addonPath()) as NativeAddon };
+    state = { ok: true, addon: require(file) as NativeAddon, path: file };
   } catch (e) {
     state = { ok: false, error: e instanceof Error ? e : new Error(String(e)) };
   }
@@ -58,9 +93,7 @@ export function loadAddon(): AddonState {
 export function addon(): NativeAddon {
   const s = loadAddon();
   if (s.ok) return s.addon;
-  const err = new Error(
-    `smc-run's native addon is not built or cannot load (${firstLine(s.error.message)}); run "npm rebuild smc-run" with a C++ toolchain (python3, make, g++)`,
-  ) as SystemError;
+  const err = new Error(`smc-run's native addon cannot load (${firstLine(s.error.message)}); ${addonFix()}`) as SystemError;
   err.code = 'ENOADDON';
   throw err;
 }

@@ -85,7 +85,7 @@ describe('launcher', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('ran\n');
     expect(lines(r.stderr)).toHaveLength(1);
-    expect(r.stderr).toMatch(/native addon unavailable .*npm rebuild smc-run/);
+    expect(r.stderr).toMatch(/native addon unavailable .*fix: build it from source: npm run build:native --prefix \S+ \(needs python3, make, g\+\+\)$/m);
   });
 
   it('SMC_RUN_DISABLE=1 turns the shim off silently', async () => {

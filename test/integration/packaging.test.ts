@@ -1,27 +1,64 @@
-// The published package: `npm pack`, install the tarball into an empty project, run `npx smc-run`
-// from there (CJS and ESM consumers); and an install whose addon cannot build still runs programs on
-// TCP with the one notice.
+// The published package: `npm pack` (prepack builds the prebuilt addons), then install the tarball the
+// ways consumers do, with no compiler anywhere (CC/CXX=/bin/false, a PATH with node and npm only) and
+// scripts blocked: --ignore-scripts, --strict-allow-scripts=true, a global install. In each the prebuilt
+// addon loads and sockets are adopted (test mode), for CommonJS and ESM consumers. Where no prebuild
+// fits (simulated: musl), the one notice names the one command that builds from source, and it works.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO, run } from '../helpers/run';
 
-const npm = (args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) =>
-  run('sh', ['-c', `cd "${cwd}" && npm ${args.map((a) => `'${a}'`).join(' ')}`], { npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false', ...env }, { timeoutMs: 300_000 });
+const MiB = 1024 * 1024;
+const COMPILER = /(^|-)(cc|gcc|g\+\+|c\+\+|cpp|clang|clang\+\+|ld|ld\.\w+|as|make|gmake|tcc)(-[\d.]+)?$|gcc|g\+\+|clang/;
+const PREBUILT = ['x64', 'arm64', 's390x'];
+const QUIET_NPM = { npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
+
+/** sh -c in cwd with PATH/env as given (absolute /bin/sh: the PATH may hold no shell). */
+const sh = (script: string, cwd: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 300_000) =>
+  run('/bin/sh', ['-c', `cd "${cwd}" && ${script}`], { ...QUIET_NPM, ...env }, { timeoutMs });
+
+// a consumer program: one connection through the hook; prints the reply and how many sockets were adopted
+const CJS = `const net=require('net');const {hookStats}=require('smc-run');const s=net.createServer(c=>c.end('ok')).listen(0,'127.0.0.1',()=>net.connect(s.address().port,'127.0.0.1').on('data',d=>{console.log(String(d),hookStats()?.smc??'no-hook');s.close()}))`;
+const ESM = `import net from 'node:net';import {hookStats} from 'smc-run';const s=net.createServer(c=>c.end('ok')).listen(0,'127.0.0.1',()=>net.connect(s.address().port,'127.0.0.1').on('data',d=>{console.log(String(d),hookStats()?.smc??'no-hook');s.close()}));`;
 
 describe('npm package', () => {
   let dir: string;
   let tarball: string;
+  /** no compiler: a PATH with node, npm and npx only, and CC/CXX that fail */
+  let noCompiler: NodeJS.ProcessEnv;
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smc-run-pack-'));
-    const packed = await npm(['pack', '--pack-destination', dir, '--json', '--ignore-scripts'], REPO);
+    const packed = await sh(`npm pack --pack-destination "${dir}"`, REPO, {}, 600_000);
     expect(packed.code, packed.stderr).toBe(0);
-    tarball = path.join(dir, (JSON.parse(packed.stdout) as { filename: string }[])[0]?.filename ?? '');
-  }, 300_000);
+    tarball = path.join(dir, fs.readdirSync(dir).find((f) => f.endsWith('.tgz')) ?? 'none.tgz');
+    // every command of this PATH except compilers, assemblers, linkers and make
+    const bin = path.join(dir, 'bin');
+    fs.mkdirSync(bin);
+    for (const d of [path.dirname(process.execPath), ...(process.env.PATH ?? '').split(':')]) {
+      let names: string[] = [];
+      try {
+        names = fs.readdirSync(d);
+      } catch {}
+      for (const n of names) {
+        if (COMPILER.test(n) || fs.existsSync(path.join(bin, n))) continue;
+        fs.symlinkSync(path.join(d, n), path.join(bin, n));
+      }
+    }
+    noCompiler = { PATH: bin, CC: '/bin/false', CXX: '/bin/false' };
+  }, 600_000);
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('ships the built JS, the addon sources and the CLI, nothing else', async () => {
+  const project = (name: string): string => {
+    const app = path.join(dir, name);
+    fs.mkdirSync(app);
+    fs.writeFileSync(path.join(app, 'package.json'), `{"name":"${name}","version":"1.0.0","private":true}`);
+    fs.writeFileSync(path.join(app, 'app.cjs'), CJS);
+    fs.writeFileSync(path.join(app, 'app.mjs'), ESM);
+    return app;
+  };
+
+  it('ships the built JS, the prebuilt addons, the addon sources and the CLI, nothing else, in <= 1 MiB', async () => {
     const list = await run('tar', ['-tzf', tarball]);
     const files = list.stdout.split('\n').filter(Boolean);
     expect(files).toContain('package/bin/smc-run');
@@ -29,37 +66,75 @@ describe('npm package', () => {
     expect(files).toContain('package/dist/index.d.ts');
     expect(files).toContain('package/native/socket.cc');
     expect(files).toContain('package/binding.gyp');
-    expect(files.filter((f) => /package\/(test|src|build|node_modules)\//.test(f))).toEqual([]);
+    expect(files.filter((f) => f.startsWith('package/prebuilds/')).sort()).toEqual(PREBUILT.map((a) => `package/prebuilds/linux-${a}/smc_run.glibc.node`).sort());
+    expect(files.filter((f) => /package\/(test|src|build|scripts|node_modules)\//.test(f))).toEqual([]);
+    expect(fs.statSync(tarball).size).toBeLessThanOrEqual(MiB);
   });
 
-  it('installs into an empty project and runs under npx smc-run (CJS and ESM consumers)', async () => {
-    const app = path.join(dir, 'app');
-    fs.mkdirSync(app);
-    fs.writeFileSync(path.join(app, 'package.json'), '{"name":"app","version":"1.0.0","private":true}');
-    const inst = await npm(['install', '--no-save', tarball], app);
+  it('has no install script: none in package.json, and npm adds none for binding.gyp (gypfile: false)', async () => {
+    const pkg = JSON.parse((await run('tar', ['-xzOf', tarball, 'package/package.json'])).stdout) as { scripts: Record<string, string>; gypfile: boolean };
+    for (const s of ['preinstall', 'install', 'postinstall']) expect(pkg.scripts[s]).toBeUndefined();
+    expect(pkg.gypfile).toBe(false);
+  });
+
+  it('this machine has no compiler in the consumer environment', async () => {
+    const r = await sh('for c in cc gcc c++ g++ clang make ld as x86_64-linux-gnu-gcc; do command -v $c; done; echo checked', dir, noCompiler);
+    expect(r.stdout.trim()).toBe('checked');
+  });
+
+  for (const [mode, flags] of [
+    ['--ignore-scripts', ['--ignore-scripts']],
+    ['--strict-allow-scripts=true', ['--strict-allow-scripts=true', '--foreground-scripts']],
+  ] as const) {
+    it(`installs with ${mode} and no compiler; the prebuilt addon adopts sockets for CJS and ESM consumers`, async () => {
+      const app = project(`app-${mode.replace(/\W+/g, '')}`);
+      const inst = await sh(`npm install --no-save ${flags.join(' ')} "${tarball}"`, app, noCompiler);
+      expect(inst.code, inst.stderr).toBe(0);
+      expect(inst.stderr).not.toMatch(/install-scripts|allowScripts/i);
+      const pkgDir = path.join(app, 'node_modules', 'smc-run');
+      expect(fs.existsSync(path.join(pkgDir, 'build'))).toBe(false);
+      for (const file of ['app.cjs', 'app.mjs']) {
+        const r = await sh(`npx smc-run node ${file}`, app, { ...noCompiler, SMC_RUN_SOCKET_FAMILY: 'inet' });
+        expect(r.stderr, file).toBe('');
+        expect(r.stdout.trim(), file).toBe('ok 2');
+      }
+      const doctor = await sh('npx smc-run doctor --json', app, noCompiler);
+      const addon = (JSON.parse(doctor.stdout) as { checks: { id: string; status: string }[] }).checks.find((c) => c.id === 'node.addon');
+      expect(addon?.status).toBe('ok');
+    });
+  }
+
+  it('installs globally with --ignore-scripts and no compiler; the smc-run command adopts sockets', async () => {
+    const prefix = path.join(dir, 'global');
+    const inst = await sh(`npm install -g --prefix "${prefix}" --ignore-scripts "${tarball}"`, dir, noCompiler);
     expect(inst.code, inst.stderr).toBe(0);
-    expect(fs.existsSync(path.join(app, 'node_modules', 'smc-run', 'build', 'Release', 'smc_run.node'))).toBe(true);
-    const prog = `const net=require('net');const {hookStats}=require('smc-run');const s=net.createServer(c=>c.end('ok')).listen(0,'127.0.0.1',()=>net.connect(s.address().port,'127.0.0.1').on('data',d=>{console.log(String(d),hookStats().smc);s.close()}))`;
-    const r = await run('sh', ['-c', `cd "${app}" && npx smc-run node -e "${prog.replace(/"/g, '\\"')}"`], { SMC_RUN_SOCKET_FAMILY: 'inet' });
+    fs.writeFileSync(path.join(dir, 'global-app.cjs'), CJS);
+    const r = await sh(`"${prefix}/bin/smc-run" node global-app.cjs`, dir, { ...noCompiler, NODE_PATH: path.join(prefix, 'lib', 'node_modules'), SMC_RUN_SOCKET_FAMILY: 'inet' });
     expect(r.stderr).toBe('');
     expect(r.stdout.trim()).toBe('ok 2');
-    const esm = await run('sh', ['-c', `cd "${app}" && node --input-type=module -e "import { getSmcInfo, enableSmc } from 'smc-run'; console.log(typeof getSmcInfo, typeof enableSmc)"`]);
-    expect(esm.stdout.trim()).toBe('function function');
   });
 
-  it('an install whose addon cannot build still runs programs on TCP with one notice', async () => {
-    const app = path.join(dir, 'nobuild');
-    fs.mkdirSync(app);
-    fs.writeFileSync(path.join(app, 'package.json'), '{"name":"nobuild","version":"1.0.0","private":true}');
-    const inst = await npm(['install', '--no-save', '--foreground-scripts', tarball], app, { CXX: '/bin/false', CC: '/bin/false' });
+  it('where no prebuild fits (musl), one notice names the command that builds from source, and that command works', async () => {
+    const app = project('nomatch');
+    const inst = await sh(`npm install --no-save --ignore-scripts "${tarball}"`, app, noCompiler);
     expect(inst.code, inst.stderr).toBe(0);
-    expect(inst.stderr + inst.stdout).toMatch(/could not build the native addon/);
-    expect(fs.existsSync(path.join(app, 'node_modules', 'smc-run', 'build', 'Release', 'smc_run.node'))).toBe(false);
-    const r = await run('sh', ['-c', `cd "${app}" && npx smc-run node -e "require('net').createServer().listen(0,function(){console.log('served');this.close()})"`]);
+    // node-gyp-build reads LIBC: the glibc prebuilds do not match a musl system
+    const r = await sh('npx smc-run node app.cjs', app, { ...noCompiler, LIBC: 'musl', SMC_RUN_SOCKET_FAMILY: 'inet' });
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe('served\n');
+    expect(r.stdout.trim()).toBe('ok no-hook');
     const lines = r.stderr.split('\n').filter(Boolean);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/native addon unavailable .* npm rebuild smc-run/);
+    expect(lines[0]).toMatch(/native addon unavailable \(no prebuilt addon for linux-\w+ \(musl; prebuilt: linux x64, arm64, s390x with glibc\) and none built from source\): running on plain TCP; fix: build it from source: npm run build:native --prefix \S+ \(needs python3, make, g\+\+\)$/);
+    const cmd = /build it from source: (npm run build:native --prefix \S+)/.exec(lines[0] ?? '')?.[1] ?? '';
+    expect(cmd).toBe(`npm run build:native --prefix ${fs.realpathSync(path.join(app, 'node_modules', 'smc-run'))}`);
+    // without a compiler the command fails; with the host's toolchain it builds, and the addon loads
+    const failed = await sh(cmd, app, noCompiler);
+    expect(failed.code).not.toBe(0);
+    const nodedir = path.resolve(process.execPath, '..', '..');
+    const built = await sh(cmd, app, { npm_config_nodedir: nodedir });
+    expect(built.code, built.stderr).toBe(0);
+    const after = await sh('npx smc-run node app.cjs', app, { ...noCompiler, LIBC: 'musl', SMC_RUN_SOCKET_FAMILY: 'inet' });
+    expect(after.stderr).toBe('');
+    expect(after.stdout.trim()).toBe('ok 2');
   });
 });

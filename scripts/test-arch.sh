@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Userland lane on a foreign architecture: the unit and host-integration suites (test mode) on Node for
+# that architecture under qemu-user, with that architecture's prebuilt addon (prebuilds/linux-<arch>/).
+#
+# usage:  npm run test:arch -- --arch s390x|arm64 [vitest file filters...]
+#
+# Node comes from the npm registry (node-linux-<arch>), the C/C++ runtime from Debian's packages for that
+# arch (a sysroot, QEMU_LD_PREFIX), qemu from Debian's qemu-user-static via binfmt_misc (vitest's workers
+# and the tests' child processes are foreign binaries too); see scripts/arch-lib.sh. The newest Node 20 for
+# s390x on the registry is 20.11.0 (the repo needs >= 20.19 for its test tooling only): the tooling gets
+# util.styleText/parseEnv from scripts/node-compat.cjs; the product code runs unchanged.
+# Ends with: lane arch-<arch> kernel <release>: N passed, 0 failed, 0 skipped (test/vm/lane-report.cjs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+arch=
+filters=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --arch) arch=${2:-}; shift 2 || { echo "test:arch: --arch needs a value" >&2; exit 2; } ;;
+    --arch=*) arch=${1#--arch=}; shift ;;
+    -h | --help) sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) filters+=("$1"); shift ;;
+  esac
+done
+case "$arch" in
+  s390x | arm64) ;;
+  "") echo "usage: npm run test:arch -- --arch s390x|arm64 [vitest filters...]" >&2; exit 2 ;;
+  *) echo "test:arch: unsupported --arch '$arch' (s390x, arm64)" >&2; exit 2 ;;
+esac
+
+. scripts/arch-lib.sh
+ARCH_REPO=$PWD
+arch_setup "$arch"
+echo "== $arch: node $ARCH_NODE_VERSION ($ARCH_NODE), sysroot $(tr '\n' ' ' <"$ARCH_SYSROOT/.complete")"
+bash scripts/build-prebuilds.sh "$arch"
+npm run -s build:ts
+
+host_node=$(command -v node)
+export QEMU_LD_PREFIX=$ARCH_SYSROOT NODE_PATH=$ARCH_TOOLING PREBUILDS_ONLY=1 SMC_RUN_ARCH_LANE=$arch
+export PATH=$(dirname "$ARCH_NODE"):$PATH
+# Node the registry has for s390x may be older than the tooling needs (see the header)
+compat=()
+if ! node -e 'const [a,b]=process.versions.node.split(".").map(Number);process.exit(a>20||(a===20&&b>=19)?0:1)'; then
+  compat=(-r ./scripts/node-compat.cjs)
+fi
+
+# the lane runs what it says: that arch, its byte order, and the addon from prebuilds/ (not build/Release)
+node -e '
+const os = require("os");
+const { loadAddon } = require("./dist/native.js");
+const a = loadAddon();
+if (!a.ok) { console.error("test:arch: the addon does not load: " + a.error.message); process.exit(1); }
+const want = "prebuilds/linux-" + process.env.SMC_RUN_ARCH_LANE + "/";
+if (process.arch !== process.env.SMC_RUN_ARCH_LANE || !a.path.includes(want)) {
+  console.error(`test:arch: running ${process.arch} with ${a.path}, expected ${want}`); process.exit(1);
+}
+console.log(`== node ${process.version} ${process.arch} ${os.endianness()} (kernel ${os.release()}), addon ${a.path.slice(a.path.indexOf("prebuilds/"))}`);
+'
+
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+node -p 'require("os").release()' >"$results/kernel"
+[ ${#filters[@]} -gt 0 ] || filters=(test/unit test/integration)
+set +e
+node "${compat[@]}" node_modules/vitest/vitest.mjs run --config vitest.config.mts "${filters[@]}" \
+  --exclude test/integration/packaging.test.ts \
+  --reporter=default --reporter=json --outputFile.json="$results/vitest-$arch.json"
+set -e
+rc=0
+"$host_node" test/vm/lane-report.cjs "arch-$arch" "$results" || rc=$?
+echo "lane arch-$arch time: $(( $(date +%s) - start )) s"
+exit $rc
