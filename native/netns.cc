@@ -5,7 +5,10 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include "errno_error.h"
@@ -22,23 +25,35 @@ struct Result {
   const char* syscall = "";
 };
 
-// kind: "file" (path, flags) or "netlink" (protocol).
+// kind: "file" (path, flags) or "netlink" (protocol). A helper thread that cannot start (EAGAIN: thread
+// or memory limits) is an error like any other: std::thread reports it by throwing std::system_error,
+// which uncaught would abort the whole Node process. (Not pthread_create directly: since glibc 2.34 that
+// symbol is versioned GLIBC_2.34, above the prebuilt addons' 2.28 baseline.)
 Result OpenInNamespace(const std::string& nsPath, const std::string& kind, const std::string& path, int arg) {
   Result r;
-  std::thread worker([&] {
-    UniqueFd ns(open(nsPath.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!ns.valid()) { r.err = errno; r.syscall = "open"; return; }
-    if (setns(ns.get(), CLONE_NEWNET) < 0) { r.err = errno; r.syscall = "setns"; return; }
-    if (kind == "netlink") {
-      r.fd = OpenNetlinkSocket(arg, &r.err);
-      r.syscall = "socket";
-    } else {
-      r.fd = open(path.c_str(), arg | O_CLOEXEC);
-      if (r.fd < 0) r.err = errno;
-      r.syscall = "open";
-    }
-  });
-  worker.join();
+  try {
+    // test hook: the failure path without exhausting the machine's thread limit
+    if (std::getenv("SMC_RUN_TEST_THREAD_FAIL") != nullptr) throw std::system_error(EAGAIN, std::generic_category());
+    std::thread worker([&] {
+      UniqueFd ns(open(nsPath.c_str(), O_RDONLY | O_CLOEXEC));
+      if (!ns.valid()) { r.err = errno; r.syscall = "open"; return; }
+      if (setns(ns.get(), CLONE_NEWNET) < 0) { r.err = errno; r.syscall = "setns"; return; }
+      if (kind == "netlink") {
+        r.fd = OpenNetlinkSocket(arg, &r.err);
+        r.syscall = "socket";
+      } else {
+        r.fd = open(path.c_str(), arg | O_CLOEXEC);
+        if (r.fd < 0) r.err = errno;
+        r.syscall = "open";
+      }
+    });
+    worker.join();
+  } catch (const std::system_error& e) {
+    if (r.fd >= 0) close(r.fd);
+    r = Result{};
+    r.err = e.code().value() != 0 ? e.code().value() : EAGAIN;
+    r.syscall = "pthread_create";
+  }
   return r;
 }
 

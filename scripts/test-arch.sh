@@ -63,8 +63,14 @@ trap 'rm -rf "$results"' EXIT
 node -p 'require("os").release()' >"$results/kernel"
 [ ${#filters[@]} -gt 0 ] || filters=(test/unit test/integration)
 set +e
+# Left out, each for a reason: packaging (npm pack/install is arch-independent JS; the tarball's prebuilds
+# are checked there), system-stats (its no-SMC tests open NETLINK_GENERIC sockets: qemu-user 7.2 emulates
+# only NETLINK_ROUTE, _AUDIT and _KOBJECT_UEVENT and fails the others with EPROTONOSUPPORT, so they would
+# test qemu, not smc-run; the s390x kernel lane runs them on a real s390x kernel).
+excluded=(test/integration/packaging.test.ts test/integration/system-stats.test.ts)
+echo "== left out: ${excluded[*]} (see scripts/test-arch.sh)"
 node "${compat[@]}" node_modules/vitest/vitest.mjs run --config vitest.config.mts "${filters[@]}" \
-  --exclude test/integration/packaging.test.ts \
+  "${excluded[@]/#/--exclude=}" \
   --reporter=default --reporter=json --outputFile.json="$results/vitest-$arch.json"
 set -e
 rc=0

@@ -51,7 +51,11 @@ export class ConfigError extends Error {
   readonly code = 'EINVALCONFIG';
 }
 
-const truthy = (v: string | undefined): boolean => v !== undefined && /^(1|true|yes|on)$/i.test(v.trim());
+/** How every SMC_RUN_* switch is read: 1, true, yes, on (any case, surrounding blanks ignored). */
+export const truthy = (v: string | undefined): boolean => v !== undefined && /^(1|true|yes|on)$/i.test(v.trim());
+
+/** SMC_RUN_DISABLE, read here only (the preload, enableSmc and doctor ask this). */
+export const isDisabled = (env: NodeJS.ProcessEnv = process.env): boolean => truthy(env[ENV.disable]);
 
 function oneOf<T extends string>(name: string, value: string | undefined, allowed: readonly T[], dflt: T): T {
   if (value === undefined || value === '') return dflt;
@@ -86,7 +90,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ShimConfig {
     }
   };
   return {
-    disabled: truthy(env[ENV.disable]),
+    disabled: isDisabled(env),
     debug: truthy(env[ENV.debug]),
     logFormat: oneOf(ENV.logFormat, env[ENV.logFormat], ['pretty', 'json'] as const, 'pretty'),
     socketFamily: oneOf(ENV.socketFamily, env[ENV.socketFamily], ['smc', 'inet'] as const, 'smc'),

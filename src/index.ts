@@ -3,9 +3,10 @@ import type * as net from 'node:net';
 import { readConfig, type ProtoMode, type ShimConfig } from './config';
 import { enableFromConfig, type EnableResult } from './hook/enable';
 import { hookState, wasCreatedAsSmc } from './hook/install';
-import type { HookStats } from './hook/stats';
+import { newStats, type HookStats } from './hook/stats';
+import { bindingPrototype, isArmed } from './hook/lazy';
 import { AF_SMC, IPPROTO_SMC, SOL_SOCKET, SO_DOMAIN, SO_PROTOCOL } from './constants';
-import { addon } from './native';
+import { loadAddon } from './native';
 import { parseRules } from './policy/rules';
 import { parseSize } from './units';
 
@@ -67,10 +68,15 @@ export function enableSmc(options: EnableOptions = {}): EnableResult {
   return enableFromConfig(config);
 }
 
-/** What the hook did in this thread, or undefined when it is not installed. */
+/**
+ * What the hook did in this thread, or undefined when it is not installed. The preload's hook waits
+ * for the thread's first TCP handle operation to start: until then it counts as installed, with zeros.
+ */
 export function hookStats(): HookStats | undefined {
   const s = hookState();
-  return s ? { ...s.stats, byOp: { ...s.stats.byOp } } : undefined;
+  if (s) return { ...s.stats, byOp: { ...s.stats.byOp } };
+  const proto = bindingPrototype();
+  return proto && isArmed(proto) ? newStats() : undefined;
 }
 
 /**
@@ -78,13 +84,17 @@ export function hookStats(): HookStats | undefined {
  * from / still reported as an SMC socket by the kernel (SO_DOMAIN AF_SMC or SO_PROTOCOL IPPROTO_SMC).
  * It does not say that data moves over SMC: after a fallback to TCP the kernel reports AF_INET for an
  * accepted socket, and a socket smc-run created stays "created as SMC". getSmcInfo() gives the live
- * mode and the fallback reason.
+ * mode and the fallback reason. Without the native addon (not built, or refused by `node --permission`)
+ * it answers false, never throws: no socket of this process can then have been made an SMC socket, and
+ * the kernel cannot be asked about accepted ones (getSmcInfo() throws ENOADDON there).
  */
 export function isSmcSocket(socket: net.Socket | net.Server): boolean {
   const handle = (socket as unknown as { _handle?: { fd?: number } | null })._handle;
   if (handle && wasCreatedAsSmc(handle)) return true;
   const fd = handle?.fd;
   if (typeof fd !== 'number' || fd < 0) return false;
-  const a = addon();
+  const loaded = loadAddon();
+  if (!loaded.ok) return false;
+  const a = loaded.addon;
   return a.getSockOptInt(fd, SOL_SOCKET, SO_DOMAIN) === AF_SMC || a.getSockOptInt(fd, SOL_SOCKET, SO_PROTOCOL) === IPPROTO_SMC;
 }

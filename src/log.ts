@@ -1,55 +1,50 @@
-// Logging through pino, to stderr only (stdout belongs to the program). pino and pino-pretty are loaded
-// on the first message, not at start-up: the preload shim runs in every Node process.
-import type { Logger } from 'pino';
+// The shim's log lines, to stderr only (stdout belongs to the program). A tiny synchronous writer, not
+// pino: the shim runs inside every Node process, and loading pino and pino-pretty there cost 55-70 ms on
+// the first line. The lines are the ones pino/pino-pretty wrote before (tests and scripts read them):
+//   text: `WARN: smc-run[PID]: message {"fd":3}`
+//   json: {"level":40,"time":MS,"pid":PID,"name":"smc-run","fd":3,"msg":"message"}
+import * as fs from 'node:fs';
 import type { LogFormat } from './config';
 
-let logger: Logger | undefined;
+const LEVELS = { debug: 20, info: 30, warn: 40, error: 50 } as const;
+type Level = keyof typeof LEVELS;
+
 let options: { debug: boolean; format: LogFormat } = { debug: false, format: 'pretty' };
 
 export function configureLog(debug: boolean, format: LogFormat): void {
   options = { debug, format };
-  logger = undefined;
 }
 
 export function isDebug(): boolean {
   return options.debug;
 }
 
-function get(): Logger {
-  if (logger) return logger;
-  /* eslint-disable @typescript-eslint/no-require-imports */
-  const pino = require('pino') as typeof import('pino');
-  const level = options.debug ? 'debug' : 'info';
-  const base = { pid: process.pid };
-  if (options.format === 'json') {
-    logger = pino.pino({ name: 'smc-run', level, base }, pino.destination({ fd: 2, sync: true }));
-  } else {
-    const { PinoPretty } = require('pino-pretty') as typeof import('pino-pretty');
-    const stream = PinoPretty({
-      destination: 2,
-      sync: true,
-      colorize: false,
-      singleLine: true,
-      ignore: 'time,hostname,name,pid',
-      messageFormat: 'smc-run[{pid}]: {msg}',
-    });
-    logger = pino.pino({ name: 'smc-run', level, base }, stream);
+/** One log line as text (pino-pretty's single-line layout) or JSON (pino's). */
+export function formatLine(level: Level, msg: string, fields: object | undefined, format: LogFormat, pid = process.pid, time = Date.now()): string {
+  const extra = fields && Object.keys(fields).length > 0 ? fields : undefined;
+  if (format === 'json') return `${JSON.stringify({ level: LEVELS[level], time, pid, name: 'smc-run', ...extra, msg })}\n`;
+  return `${level.toUpperCase()}: smc-run[${pid}]: ${msg}${extra ? ` ${JSON.stringify(extra)}` : ''}\n`;
+}
+
+function write(level: Level, msg: string, fields: object | undefined): void {
+  try {
+    fs.writeSync(2, formatLine(level, msg, fields, options.format));
+  } catch {
+    // stderr closed or full: the shim never throws into the program for a log line
   }
-  /* eslint-enable @typescript-eslint/no-require-imports */
-  return logger;
 }
 
 export const log = {
   debug(msg: string, fields?: object): void {
-    if (options.debug) get().debug(fields ?? {}, msg);
+    if (options.debug) write('debug', msg, fields);
   },
   info(msg: string, fields?: object): void {
-    get().info(fields ?? {}, msg);
+    write('info', msg, fields);
   },
   warn(msg: string, fields?: object): void {
-    get().warn(fields ?? {}, msg);
+    write('warn', msg, fields);
   },
   error(msg: string, fields?: object): void {
-    get().error(fields ?? {}, msg);
+    write('error', msg, fields);
   },
 };

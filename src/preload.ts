@@ -1,18 +1,24 @@
 // The preload shim (node --require): runs in every Node process and worker thread that smc-run starts.
-// Kept tiny: config from SMC_RUN_* variables, then the hook. It must never break the program.
-import { readConfig, ENV } from './config';
+// At start-up it only arms the lazy hook (src/hook/lazy.ts): nothing costly happens until the program's
+// first TCP handle operation, when dist/preload-runtime.js (config, addon, probe, hook) is loaded.
+// It must never break the program.
+import * as path from 'node:path';
+import { isDisabled } from './config';
+import { arm, bindingPrototype } from './hook/lazy';
+import { removeMarkerAtExit } from './hook/notice';
+
+function runtime(): typeof import('./hook/activate') {
+  // not bundled into this file: its code is parsed only by programs that use TCP
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require(path.join(__dirname, 'preload-runtime.js')) as typeof import('./hook/activate');
+}
 
 function start(): void {
-  if (/^(1|true|yes|on)$/i.test(process.env[ENV.disable] ?? '')) return;
-  let config;
-  try {
-    config = readConfig();
-  } catch (e) {
-    process.stderr.write(`smc-run: ignoring SMC: ${(e as Error).message}\n`);
-    return;
-  }
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  (require('./hook/enable') as typeof import('./hook/enable')).enableFromConfig(config);
+  if (isDisabled()) return;
+  removeMarkerAtExit();
+  const proto = bindingPrototype();
+  if (proto) arm(proto, () => runtime().activate(proto));
+  else runtime().activate(); // --permission or --pending-deprecation: no lazy path, start now
 }
 
 try {

@@ -28,11 +28,24 @@ function setOpt(socket: net.Socket, name: number, on: boolean, what: string): vo
     addon().setSockOptInt(fd, IPPROTO_TCP, name, on ? 1 : 0);
     return;
   }
-  // no fd yet (DNS lookup or connect not started): apply as soon as the socket has one
-  socket.once('connect', () => {
-    const later = fdOf(socket, what);
-    if (later !== undefined) addon().setSockOptInt(later, IPPROTO_TCP, name, on ? 1 : 0);
-  });
+  // no fd yet (DNS lookup or connect not started): apply as soon as the socket has one. From inside an
+  // event listener a throw would be an uncaught exception: a failure destroys the socket with the error
+  // instead (the program's 'error' handler sees it), and a socket that errors or closes before it
+  // connects drops the pending option.
+  const apply = (): void => {
+    socket.off('close', drop);
+    try {
+      const later = fdOf(socket, what);
+      if (later !== undefined) addon().setSockOptInt(later, IPPROTO_TCP, name, on ? 1 : 0);
+    } catch (e) {
+      socket.destroy(e instanceof Error ? e : new Error(String(e)));
+    }
+  };
+  const drop = (): void => {
+    socket.off('connect', apply);
+  };
+  socket.once('connect', apply);
+  socket.once('close', drop);
 }
 
 function getOpt(socket: net.Socket, name: number, what: string): boolean {

@@ -4,7 +4,7 @@ import { type Check, runChecks } from '../doctor/checks';
 import { loopbackSelfTest, peerSelfTest, serveSelfTest } from '../doctor/selftest';
 import type { RegisterCommand } from './commands';
 import { CliError, EXIT_USAGE } from './errors';
-import { fromTargetError, printJson, targetOf, withJson, withTarget } from './options';
+import { printJson, targetOf, withJson, withTarget } from './options';
 
 const MARK: Record<Check['status'], string> = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL', info: 'info' };
 
@@ -31,12 +31,7 @@ export const registerDoctor: RegisterCommand = (y: Argv, setExit) => {
       await serveSelfTest(args.serve, args.count, (port) => process.stderr.write(`smc-run doctor: serving self-tests on port ${port}\n`));
       return;
     }
-    let result;
-    try {
-      result = runChecks(targetOf(args));
-    } catch (e) {
-      throw fromTargetError(e);
-    }
+    const result = runChecks(targetOf(args)); // errors: main()'s toCliError
     const checks = result.checks;
     const ownNamespace = args.target === undefined && args.netns === undefined;
     if (result.facts.afSmc && args.selftest) {

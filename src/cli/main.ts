@@ -1,10 +1,9 @@
-// Entry point of the smc-run command. `smc-run SUBCOMMAND ...` runs a tool (stats, sysctl, ...);
-// anything else is a program to launch under SMC, and parsing stops at its first word so its own
-// arguments reach it untouched (smc-run node -r dotenv/config app.js).
+// The Node side of the smc-run command: the tool subcommands (stats, sysctl, ...), and --help / --version
+// of the launcher. Launching a program is bin/smc-run's sh part (it sets the environment and execs the
+// program); reached here only as `node bin/smc-run CMD`, it goes through that same sh part.
 import type { Argv } from 'yargs';
 import { CliError, reportError, toCliError, usageError } from './errors';
-import { launch } from './launch';
-import { DEFAULT_LAUNCH_OPTIONS } from '../launcher/env';
+import { runThroughShell } from '../launcher/spawn';
 import { SUBCOMMANDS } from './commands';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -31,11 +30,6 @@ const LAUNCH_EXAMPLES: [string, string][] = [
   ['smc-run -t 1M -r 1M node bulk.js', '1 MiB SMC send/receive buffers (needs net.core.wmem_max/rmem_max >= 1M)'],
   ['smc-run stats sockets --pid 1234', 'SMC mode and fallback reason of each connection of a process'],
 ];
-
-/** A repeatable string option: yargs gives undefined, one string, or an array of them. */
-function asList(v: string | string[] | undefined): string[] {
-  return v === undefined ? [] : ([] as string[]).concat(v).map(String);
-}
 
 async function runLauncher(yargs: YargsFactory, argv: string[]): Promise<number> {
   const y = yargs(argv)
@@ -68,17 +62,7 @@ async function runLauncher(yargs: YargsFactory, argv: string[]): Promise<number>
     process.stdout.write(`${VERSION}\n`);
     return 0;
   }
-  // the command and its arguments exactly as given (yargs may have normalised the strings in `_`)
-  const command = argv.slice(argv.length - args._.length);
-  return launch(command, {
-    debug: args.debug,
-    logJson: args['log-json'],
-    include: asList(args.include),
-    exclude: asList(args.exclude),
-    proto: args.proto,
-    sndbuf: args.sndbuf,
-    rcvbuf: args.rcvbuf,
-  });
+  return runThroughShell(argv);
 }
 
 async function runSubcommand(yargs: YargsFactory, argv: string[]): Promise<number> {
@@ -103,10 +87,9 @@ export async function main(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
   try {
     const first = argv[0];
-    if (first !== undefined && !first.startsWith('-') && !Object.hasOwn(SUBCOMMANDS, first)) {
-      // `smc-run CMD ...` with no options: nothing to parse, so skip loading yargs (it is the bulk of the
-      // launcher's start-up time)
-      return await launch(argv, DEFAULT_LAUNCH_OPTIONS);
+    if (first === undefined || !['-h', '--help', '-V', '--version'].includes(first) && !Object.hasOwn(SUBCOMMANDS, first)) {
+      // a program to launch (options and all): the sh launcher parses and checks them
+      return await runThroughShell(argv);
     }
     const yargs = await loadYargs();
     if (first !== undefined && Object.hasOwn(SUBCOMMANDS, first)) return await runSubcommand(yargs, argv);

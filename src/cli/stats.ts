@@ -6,14 +6,13 @@ import * as path from 'node:path';
 import type { Argv } from 'yargs';
 import { listSmcSockets, type SmcSocketRow } from '../stats/sockets';
 import { socketInodesOf, socketOwners } from '../stats/owners';
-import { noSmcError } from '../api/errors';
 import type { RegisterCommand } from './commands';
 import { CliError, EXIT_USAGE } from './errors';
-import { fromTargetError, printJson, targetOf, withJson, withTarget } from './options';
+import { printJson, targetOf, withJson, withTarget } from './options';
 import { renderTable, type Column } from './table';
 import { formatSize } from '../units';
 import { counterScope, getSmcDevices, getSmcLinkGroups, getSmcSystemInfo, getSmcSystemStats } from '../api/system';
-import { checkScope, diffSystemStats, makeSnapshot, parseSnapshot, SnapshotError, type StatsSnapshot } from '../stats/snapshot';
+import { checkScope, diffSystemStats, makeSnapshot, parseSnapshot, type StatsSnapshot } from '../stats/snapshot';
 import { renderDevices, renderInfo, renderLinkGroups, renderSystemStats } from './system-view';
 
 interface SocketsArgs {
@@ -42,12 +41,8 @@ const COLUMNS: Column<SmcSocketRow>[] = [
 ];
 
 export function collectSockets(args: Omit<SocketsArgs, 'json' | 'watch'>): SmcSocketRow[] {
-  let rows: SmcSocketRow[];
-  try {
-    rows = listSmcSockets(targetOf(args));
-  } catch (e) {
-    throw noSmcError(fromTargetError(e));
-  }
+  // a kernel without SMC, a bad namespace...: main()'s toCliError says it, as for every command
+  let rows: SmcSocketRow[] = listSmcSockets(targetOf(args));
   if (args.listening) rows = rows.filter((r) => r.listening);
   else if (!args.all) rows = rows.filter((r) => !r.listening && r.state !== 'CLOSED');
   if (args.pid !== undefined) {
@@ -110,17 +105,10 @@ interface SystemArgs extends NsArgs {
   since: string | undefined;
 }
 
-/** Reads a kernel view with target and SMC errors turned into CLI errors. */
+/** Reads a kernel view of the namespace the options name. */
 function query<T>(args: NsArgs, read: (t: ReturnType<typeof targetOf>) => T): T {
-  const target = targetOf(args);
-  try {
-    return read(target);
-  } catch (e) {
-    throw fromTargetError(e);
-  }
+  return read(targetOf(args));
 }
-
-const snapshotError = (e: unknown): unknown => (e instanceof SnapshotError ? new CliError(e.code, e.message) : e);
 
 function readSnapshot(file: string): StatsSnapshot {
   let text: string;
@@ -130,11 +118,7 @@ function readSnapshot(file: string): StatsSnapshot {
     const code = (e as NodeJS.ErrnoException).code ?? 'EIO';
     throw new CliError(code, `cannot read the snapshot ${file}: ${code === 'ENOENT' ? 'no such file (write one with --save)' : code}`);
   }
-  try {
-    return parseSnapshot(text, file);
-  } catch (e) {
-    throw snapshotError(e);
-  }
+  return parseSnapshot(text, file);
 }
 
 /** Writes the snapshot next to its final name first, so an interrupted save leaves the old file. */
@@ -161,12 +145,8 @@ function showSystem(a: SystemArgs): void {
   let shown = stats;
   let since: { savedAt: string; seconds: number } | undefined;
   if (before && a.since !== undefined) {
-    try {
-      checkScope(before, scope, a.since);
-      shown = diffSystemStats(stats, before.stats);
-    } catch (e) {
-      throw snapshotError(e);
-    }
+    checkScope(before, scope, a.since);
+    shown = diffSystemStats(stats, before.stats);
     since = { savedAt: before.savedAt, seconds: Math.max(0, Math.round((now.getTime() - Date.parse(before.savedAt)) / 1000)) };
   }
   if (a.save !== undefined) writeSnapshot(a.save, makeSnapshot(stats, scope, now));

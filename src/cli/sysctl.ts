@@ -5,7 +5,6 @@ import {
   listSmcSysctls,
   parseAssignment,
   readSmcSysctls,
-  SysctlError,
   validateForExport,
   writeSmcSysctls,
   type SmcSysctl,
@@ -13,8 +12,8 @@ import {
 import { EXPORT_FORMATS, formatExport, type ExportEntry, type ExportFormat } from '../sysctl/export';
 import type { NamespaceTarget } from '../netns';
 import type { RegisterCommand } from './commands';
-import { CliError, EXIT_FAILURE, EXIT_USAGE } from './errors';
-import { fromTargetError, printJson, targetOf, withJson, withTarget } from './options';
+import { CliError, EXIT_USAGE, toCliError } from './errors';
+import { printJson, targetOf, withJson, withTarget } from './options';
 import { renderTable, type Column } from './table';
 
 interface CommonArgs {
@@ -23,19 +22,12 @@ interface CommonArgs {
   json: boolean;
 }
 
-/** Wrong names and values are usage errors (exit 2); refusals by the system exit 1. */
-export function sysctlCliError(e: unknown): unknown {
-  if (e instanceof SysctlError) return new CliError(e.code, e.message, e.isUsage ? EXIT_USAGE : EXIT_FAILURE);
-  return fromTargetError(e);
-}
+/** Wrong names and values are usage errors (exit 2); refusals by the system exit 1 (toCliError decides). */
+export const sysctlCliError = (e: unknown): unknown => toCliError(e);
 
-/** Runs an action with errors mapped to the CLI contract. */
+/** Runs an action; its errors reach main()'s toCliError like every command's. */
 export async function guarded(fn: () => void): Promise<void> {
-  try {
-    fn();
-  } catch (e) {
-    throw sysctlCliError(e);
-  }
+  fn();
 }
 
 const COLUMNS: Column<SmcSysctl>[] = [

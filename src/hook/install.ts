@@ -27,6 +27,8 @@ export interface HookState {
   createdAsSmc: WeakSet<object>;
   specs: Record<IpFamily, SocketSpec | undefined>;
   config: ShimConfig;
+  /** whether this thread probed the kernel itself or took the result of another thread of the process */
+  probe?: 'own' | 'process';
 }
 
 const STATE = Symbol.for('smc-run.hook');
@@ -139,13 +141,17 @@ function adopt(state: HookState, addon: NativeAddon, handle: TcpHandle, op: stri
   if (isDebug()) log.debug(`${op} ${address}:${port} on ${spec.kind} fd ${fd}`);
 }
 
-/** Installs the hook in this thread (once; later calls return the existing state). */
-export function installHook(addon: NativeAddon, config: ShimConfig, specs: HookState['specs']): HookState {
+/**
+ * Installs the hook in this thread (once; later calls return the existing state). `prototype` is the TCP
+ * handle prototype when the caller has it already (the preload takes it from the binding at start-up);
+ * without it, it is captured here, through a throw-away socket.
+ */
+export function installHook(addon: NativeAddon, config: ShimConfig, specs: HookState['specs'], prototype?: Record<string | symbol, unknown>): HookState {
   const g = globalThis as Global;
   const existing = g[STATE];
   if (existing) return existing;
   const state: HookState = { stats: newStats(), createdAsSmc: new WeakSet(), specs, config };
-  const proto = tcpHandlePrototype(addon);
+  const proto = prototype ?? tcpHandlePrototype(addon);
   if (!proto[ORIGINALS]) {
     const originals: Record<string, HandleMethod> = {};
     for (const op of Object.keys(METHODS)) {

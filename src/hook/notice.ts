@@ -1,13 +1,84 @@
 // The fallback notice: exactly one line for a whole process tree started by one launcher. Every Node
 // process in the tree runs the shim; the first to create the session's marker file prints the line.
+//
+// The launcher execs the program, so no process stays behind to remove the marker: the session is
+// "PID-STARTTIME" of the exec'd program (bin/smc-run writes it), that process removes the marker when
+// it exits, and whoever creates a marker removes those of sessions whose process is gone (killed, so
+// its exit handler never ran), judged by /proc/PID/stat's start time: markers never pile up.
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { log } from '../log';
 
+const PREFIX = 'smc-run-';
+const SUFFIX = '.notice';
+
+/** os.tmpdir() without loading node:os (this runs in the preload). */
+function tmpdir(): string {
+  const dir = process.env.TMPDIR || process.env.TMP || process.env.TEMP || '/tmp';
+  return dir.length > 1 && dir.endsWith('/') ? dir.slice(0, -1) : dir;
+}
+
+const uid = (): number => (typeof process.getuid === 'function' ? process.getuid() : 0);
+
 export function noticeMarkerPath(session: string): string {
-  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-  return path.join(os.tmpdir(), `smc-run-${uid}-${session.replace(/[^A-Za-z0-9_-]/g, '')}.notice`);
+  return path.join(tmpdir(), `${PREFIX}${uid()}-${session.replace(/[^A-Za-z0-9_-]/g, '')}${SUFFIX}`);
+}
+
+/** Start time (clock ticks after boot) of a live process, or undefined when there is none. */
+function startTime(pid: number): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the process a session belongs to still runs ("PID-START", or a PID first). */
+export function sessionAlive(session: string): boolean {
+  const m = /^(?:[a-z]+-)?(\d+)(?:-(\d+))?/.exec(session);
+  if (!m) return true; // not ours to judge
+  const started = startTime(Number(m[1]));
+  if (started === undefined) return false;
+  return m[2] === undefined || m[2] === '0' || m[2] === started;
+}
+
+/** Removes this user's markers whose session's process is gone; returns how many. */
+export function sweepStaleMarkers(dir = tmpdir()): number {
+  const mine = `${PREFIX}${uid()}-`;
+  let removed = 0;
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    if (!name.startsWith(mine) || !name.endsWith(SUFFIX)) continue;
+    if (sessionAlive(name.slice(mine.length, -SUFFIX.length))) continue;
+    try {
+      fs.unlinkSync(path.join(dir, name));
+      removed++;
+    } catch {
+      /* someone else removed it */
+    }
+  }
+  return removed;
+}
+
+/** In the session's own process (the program the launcher exec'd): remove its marker when it exits. */
+export function removeMarkerAtExit(): void {
+  const session = process.env.SMC_RUN_SESSION;
+  if (!session || !session.startsWith(`${process.pid}-`)) return;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  if (!(require('node:worker_threads') as typeof import('node:worker_threads')).isMainThread) return;
+  process.once('exit', () => {
+    try {
+      fs.unlinkSync(noticeMarkerPath(session));
+    } catch {
+      /* no notice was printed */
+    }
+  });
 }
 
 let shownInProcess = false;
@@ -23,6 +94,7 @@ export function noticeOnce(message: string, session: string | undefined): void {
       if ((e as NodeJS.ErrnoException).code === 'EEXIST') return;
       // marker impossible (read-only tmp): better a repeated line than a silent fallback
     }
+    sweepStaleMarkers();
   }
   log.warn(message);
 }

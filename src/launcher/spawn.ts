@@ -1,42 +1,30 @@
-// Runs the user's command with the shim in NODE_OPTIONS: arguments untouched, signals forwarded,
-// the child's exit status returned (128+N when it died of signal N, as shells report it).
+// `node bin/smc-run CMD ...` (the file read as JavaScript): the launch itself is the sh part of the same
+// file, run through /bin/sh. This Node process stays in between only in that form: it forwards signals
+// and returns the child's exit status (128+N when it died of signal N, as shells report it).
 import { spawn } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { noticeMarkerPath } from '../hook/notice';
+import * as path from 'node:path';
 
 const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'];
 
-export interface SpawnFailure {
-  exitCode: number;
-  message: string;
-}
+/** bin/smc-run of this package. */
+export const LAUNCHER_PATH = path.join(__dirname, '..', '..', 'bin', 'smc-run');
 
-export function runCommand(command: string, args: string[], env: NodeJS.ProcessEnv, session: string): Promise<number | SpawnFailure> {
+export function runThroughShell(argv: string[]): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { stdio: 'inherit', env });
+    const child = spawn('/bin/sh', [LAUNCHER_PATH, ...argv], { stdio: 'inherit' });
     const forward = (sig: NodeJS.Signals): void => {
       child.kill(sig);
     };
     for (const sig of FORWARDED) process.on(sig, forward);
-    const cleanup = (): void => {
+    const done = (code: number): void => {
       for (const sig of FORWARDED) process.off(sig, forward);
-      fs.rm(noticeMarkerPath(session), { force: true }, () => {});
+      resolve(code);
     };
-    child.on('error', (err: NodeJS.ErrnoException) => {
-      cleanup();
-      if (err.code === 'ENOENT') resolve({ exitCode: 127, message: `command not found: ${command}` });
-      else if (err.code === 'EACCES') resolve({ exitCode: 126, message: `permission denied: ${command}` });
-      else resolve({ exitCode: 126, message: `cannot run ${command}: ${err.message}` });
+    child.on('error', (err) => {
+      process.stderr.write(`smc-run: cannot run /bin/sh: ${err.message}\n`);
+      done(126);
     });
-    child.on('exit', (code, signal) => {
-      cleanup();
-      if (signal) {
-        const n = os.constants.signals[signal] ?? 0;
-        resolve(128 + n);
-      } else {
-        resolve(code ?? 1);
-      }
-    });
+    child.on('exit', (code, signal) => done(signal ? 128 + (os.constants.signals[signal] ?? 0) : (code ?? 1)));
   });
 }

@@ -33,9 +33,9 @@ export function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}, op
   });
 }
 
-/** smc-run with the given arguments, through node (no reliance on the shebang's PATH lookup). */
+/** smc-run with the given arguments, as installed: bin/smc-run is a sh script that execs the command. */
 export const smcRun = (args: string[], env: NodeJS.ProcessEnv = {}, opts?: { timeoutMs?: number }): Promise<RunResult> =>
-  run(process.execPath, [BIN, ...args], env, opts);
+  run(BIN, args, env, opts);
 
 /** Environment for host runs: test mode unless a guest promises real SMC. */
 export function modeEnv(): NodeJS.ProcessEnv {

@@ -3,7 +3,10 @@
 // notice for the whole process tree.
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { BIN, EXPECT_MODE, smcRun } from '../helpers/run';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { BIN, EXPECT_MODE, REPO, run, smcRun } from '../helpers/run';
 
 const node = process.execPath;
 const lines = (s: string): string[] => s.split('\n').filter((l) => l.trim() !== '');
@@ -100,5 +103,104 @@ describe('launcher', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe('');
     expect(lines(r.stderr).filter((l) => / on inet \(test mode\) fd \d+/.test(l))).toHaveLength(2);
+  });
+
+  it("execs the command: the program has the launcher's PID, and signals reach it directly", async () => {
+    const child = spawn(BIN, [node, '-e', 'process.on("SIGTERM", () => { console.log("TERM"); process.exit(5); }); console.log(process.pid); setInterval(() => {}, 1000)'], {
+      env: { ...process.env, SMC_RUN_SOCKET_FAMILY: 'inet' },
+    });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('\n') && !out.includes('TERM')) child.kill('SIGTERM');
+    });
+    const code = await new Promise((r) => child.on('close', r));
+    expect(Number(lines(out)[0])).toBe(child.pid);
+    expect(lines(out)[1]).toBe('TERM');
+    expect(code).toBe(5);
+  });
+
+  it('works through symlinks (as npm installs bin entries) and under dash and busybox sh', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smc-run-link-'));
+    fs.mkdirSync(path.join(dir, 'a'));
+    fs.symlinkSync(BIN, path.join(dir, 'a', 'real'));
+    fs.symlinkSync('a/real', path.join(dir, 'smc-run')); // relative link to a link
+    const shells = [['/bin/sh'], ...(fs.existsSync('/usr/bin/busybox') ? [['/usr/bin/busybox', 'sh']] : [])];
+    for (const sh of shells) {
+      const r = await run(sh[0] as string, [...sh.slice(1), path.join(dir, 'smc-run'), node, '-e', 'console.log(process.env.NODE_OPTIONS)'], { SMC_RUN_SOCKET_FAMILY: 'inet' });
+      expect(r.code, `${sh.join(' ')}: ${r.stderr}`).toBe(0);
+      expect(r.stdout.trim()).toBe(`--require "${path.join(REPO, 'dist', 'preload.js')}"`);
+    }
+    // a PATH without readlink (minimal containers): the link is read through node
+    const bare = path.join(dir, 'bare');
+    fs.mkdirSync(bare);
+    fs.symlinkSync(node, path.join(bare, 'node'));
+    const r = await run('/bin/sh', [path.join(dir, 'smc-run'), 'node', '-e', 'console.log("ok")'], { PATH: bare, SMC_RUN_SOCKET_FAMILY: 'inet' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('ok\n');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('options in every form; address lists are checked before the program runs', async () => {
+    const show = 'console.log(["INCLUDE","EXCLUDE","SNDBUF","RCVBUF","PROTO","DEBUG","LOG_FORMAT"].map(k=>process.env["SMC_RUN_"+k]??"-").join(" "))';
+    const r = await smcRun(['--include=10.0.0.0/8', '--include', '192.168.0.0/16:80', '--exclude', '10.1.0.0/16', '-t1M', '--rcvbuf=256k', '--proto', 'af_smc', '--log-json', '--', node, '-e', show], { SMC_RUN_INCLUDE: '172.16.0.0/12', SMC_RUN_SOCKET_FAMILY: 'inet' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe('172.16.0.0/12,10.0.0.0/8,192.168.0.0/16:80 10.1.0.0/16 1M 256k af_smc - json');
+    // a bad list inherited from the environment is caught as well (exit 2, one line, program not run)
+    const bad = await smcRun([node, '-e', 'console.log("ran")'], { SMC_RUN_EXCLUDE: 'nonsense' });
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toBe('');
+    expect(lines(bad.stderr)).toHaveLength(1);
+    expect(bad.stderr).toMatch(/^smc-run: SMC_RUN_EXCLUDE: /);
+    const missing = await smcRun(['--include']);
+    expect(missing.code).toBe(2);
+    expect(lines(missing.stderr)).toEqual(['smc-run: option --include needs a value (see smc-run --help)']);
+  });
+
+  it('bun and deno: one notice that nothing is hooked, then the command runs', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smc-run-bun-'));
+    for (const name of ['bun', 'deno']) {
+      fs.writeFileSync(path.join(dir, name), '#!/bin/sh\necho "$0 ran $*"\n', { mode: 0o755 });
+      const r = await smcRun([name, 'x.ts'], { PATH: `${dir}:${process.env.PATH ?? ''}` });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe(`${path.join(dir, name)} ran x.ts\n`);
+      expect(lines(r.stderr)).toEqual([`smc-run: ${name} is not Node.js: nothing is hooked, its connections stay TCP (the shim runs in Node processes it starts)`]);
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a child that cannot read the shim: what can be detected is said in one line', async () => {
+    // the package without its built shim
+    const pkg = fs.mkdtempSync(path.join(os.tmpdir(), 'smc-run-pkg-'));
+    fs.mkdirSync(path.join(pkg, 'bin'));
+    fs.copyFileSync(BIN, path.join(pkg, 'bin', 'smc-run'));
+    fs.chmodSync(path.join(pkg, 'bin', 'smc-run'), 0o755);
+    const r = await run(path.join(pkg, 'bin', 'smc-run'), [node, '-e', 'console.log("ran")']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(lines(r.stderr)).toEqual([`smc-run: cannot read the shim ${pkg}/dist/preload.js (not built? run "npm run build" in the smc-run package)`]);
+    // a chroot without the package at the same path: Node would not start there
+    const c = await smcRun(['chroot', pkg, 'node', '-e', '0']);
+    expect(c.code).toBe(1);
+    expect(lines(c.stderr)).toEqual([`smc-run: the shim ${path.join(REPO, 'dist', 'preload.js')} does not exist inside the chroot ${pkg}: Node would not start there; run smc-run inside the chroot instead`]);
+    // sudo resets the environment: the command would silently run without the shim
+    const fake = path.join(pkg, 'fake');
+    fs.mkdirSync(fake);
+    fs.writeFileSync(path.join(fake, 'sudo'), '#!/bin/sh\necho "sudo $*"\n', { mode: 0o755 });
+    const s = await smcRun(['sudo', 'node', 'app.js'], { PATH: `${fake}:${process.env.PATH ?? ''}` });
+    expect(s.code).toBe(0);
+    expect(lines(s.stderr)).toEqual(['smc-run: sudo resets the environment: the command runs without the shim; run "sudo smc-run ..." instead']);
+    const e = await smcRun(['sudo', '-E', 'node', 'app.js'], { PATH: `${fake}:${process.env.PATH ?? ''}` });
+    expect(e.stderr).toBe('');
+    fs.rmSync(pkg, { recursive: true, force: true });
+  });
+
+  it('node bin/smc-run CMD (the file read as JavaScript) launches through the same sh launcher', async () => {
+    const r = await run(node, [BIN, '-d', node, '-e', 'console.log(process.env.SMC_RUN_DEBUG, process.env.NODE_OPTIONS)'], { SMC_RUN_SOCKET_FAMILY: 'inet' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^1 --require ".*preload\.js"\n$/);
+    const bad = await run(node, [BIN, '--bogus', 'node']);
+    expect(bad.code).toBe(2);
+    expect(lines(bad.stderr)).toEqual(['smc-run: unknown option --bogus (see smc-run --help)']);
   });
 });

@@ -7,20 +7,46 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO, run } from '../helpers/run';
+import { spawn, execFileSync } from 'node:child_process';
+import { REPO, type RunResult } from '../helpers/run';
 
 const MiB = 1024 * 1024;
 const COMPILER = /(^|-)(cc|gcc|g\+\+|c\+\+|cpp|clang|clang\+\+|ld|ld\.\w+|as|make|gmake|tcc)(-[\d.]+)?$|gcc|g\+\+|clang/;
 const PREBUILT = ['x64', 'arm64', 's390x'];
 const QUIET_NPM = { npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
 
-/** sh -c in cwd with PATH/env as given (absolute /bin/sh: the PATH may hold no shell). */
-const sh = (script: string, cwd: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 300_000) =>
-  run('/bin/sh', ['-c', `cd "${cwd}" && ${script}`], { ...QUIET_NPM, ...env }, { timeoutMs });
+/** sh -c in cwd with PATH/env as given (absolute /bin/sh: the PATH may hold no shell); no stdin. */
+function sh(script: string, cwd: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 300_000): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('/bin/sh', ['-c', `cd "${cwd}" && ${script}`], { env: { ...process.env, ...QUIET_NPM, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** ELF e_machine of a file (EI_DATA says the header's byte order) */
+function elfMachine(file: string): number {
+  const h = fs.readFileSync(file).subarray(0, 20);
+  return h[5] === 2 ? h.readUInt16BE(18) : h.readUInt16LE(18);
+}
 
 // a consumer program: one connection through the hook; prints the reply and how many sockets were adopted
 const CJS = `const net=require('net');const {hookStats}=require('smc-run');const s=net.createServer(c=>c.end('ok')).listen(0,'127.0.0.1',()=>net.connect(s.address().port,'127.0.0.1').on('data',d=>{console.log(String(d),hookStats()?.smc??'no-hook');s.close()}))`;
 const ESM = `import net from 'node:net';import {hookStats} from 'smc-run';const s=net.createServer(c=>c.end('ok')).listen(0,'127.0.0.1',()=>net.connect(s.address().port,'127.0.0.1').on('data',d=>{console.log(String(d),hookStats()?.smc??'no-hook');s.close()}));`;
+
+/** compares dotted version numbers given as arrays */
+function cmp(a: number[], b: number[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) - (b[i] ?? 0);
+  return 0;
+}
 
 describe('npm package', () => {
   let dir: string;
@@ -59,8 +85,7 @@ describe('npm package', () => {
   };
 
   it('ships the built JS, the prebuilt addons, the addon sources and the CLI, nothing else, in <= 1 MiB', async () => {
-    const list = await run('tar', ['-tzf', tarball]);
-    const files = list.stdout.split('\n').filter(Boolean);
+    const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n').filter(Boolean);
     expect(files).toContain('package/bin/smc-run');
     expect(files).toContain('package/dist/preload.js');
     expect(files).toContain('package/dist/index.d.ts');
@@ -71,8 +96,29 @@ describe('npm package', () => {
     expect(fs.statSync(tarball).size).toBeLessThanOrEqual(MiB);
   });
 
+  it('each prebuild is for its architecture, stripped, and needs no glibc newer than 2.28 (RHEL 8)', async () => {
+    const out = path.join(dir, 'unpacked');
+    fs.mkdirSync(out);
+    execFileSync('tar', ['-xzf', tarball, '-C', out]);
+    const machine: Record<string, number> = { x64: 62, arm64: 183, s390x: 22 }; // EM_X86_64, EM_AARCH64, EM_S390
+    for (const arch of PREBUILT) {
+      const file = path.join(out, 'package', 'prebuilds', `linux-${arch}`, 'smc_run.glibc.node');
+      expect(elfMachine(file), arch).toBe(machine[arch]);
+      expect(execFileSync('objdump', ['-t', file], { encoding: 'utf8' }), `${arch} is stripped`).toMatch(/no symbols/);
+      // versioned dynamic symbols, e.g. "(GLIBC_2.14) memcpy": the highest glibc and libstdc++ versions
+      const dyn = execFileSync('objdump', ['-T', file], { encoding: 'utf8' });
+      const versions = (prefix: string) => [...dyn.matchAll(new RegExp(`\\b${prefix}_([0-9.]+)\\b`, 'g'))].map((m) => (m[1] as string).split('.').map(Number));
+      const max = (vs: number[][]) => vs.reduce((a, b) => (cmp(a, b) >= 0 ? a : b), [0]);
+      const glibc = versions('GLIBC');
+      expect(glibc.length, arch).toBeGreaterThan(0);
+      expect(max(glibc).join('.'), `${arch}: highest GLIBC symbol`).toSatisfy((v: string) => cmp(v.split('.').map(Number), [2, 28]) <= 0);
+      // libstdc++ of GCC 8 (RHEL 8) is GLIBCXX_3.4.25
+      expect(max(versions('GLIBCXX')).join('.'), `${arch}: highest GLIBCXX symbol`).toSatisfy((v: string) => cmp(v.split('.').map(Number), [3, 4, 25]) <= 0);
+    }
+  });
+
   it('has no install script: none in package.json, and npm adds none for binding.gyp (gypfile: false)', async () => {
-    const pkg = JSON.parse((await run('tar', ['-xzOf', tarball, 'package/package.json'])).stdout) as { scripts: Record<string, string>; gypfile: boolean };
+    const pkg = JSON.parse(execFileSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' })) as { scripts: Record<string, string>; gypfile: boolean };
     for (const s of ['preinstall', 'install', 'postinstall']) expect(pkg.scripts[s]).toBeUndefined();
     expect(pkg.gypfile).toBe(false);
   });
