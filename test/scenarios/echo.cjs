@@ -5,6 +5,7 @@
 //   node echo.cjs tls-server HOST | http-server HOST  -> as server, over TLS / HTTP
 //   node echo.cjs tls-client HOST PORT N | http-get HOST PORT  -> as client
 //   node echo.cjs hold HOST PORT MS    -> connects, then waits for data with a MS socket timeout
+//   node echo.cjs burst-server HOST BACKLOG -> plain echo (no per-connection probe) for connection bursts
 const net = require('node:net');
 const crypto = require('node:crypto');
 const { probe, sha256, withTimeout } = require('./lib.cjs');
@@ -70,6 +71,12 @@ if (role === 'tls-server') {
   c.on('data', () => {});
   c.on('error', (e) => out({ error: e.code || e.message, afterMs: Date.now() - t0 }));
   c.on('close', () => out({ closed: true, afterMs: Date.now() - t0 }));
+} else if (role === 'burst-server') {
+  const server = net.createServer((s) => {
+    s.on('error', () => {});
+    s.pipe(s);
+  });
+  server.listen(0, host, Number(portArg || 511), () => out({ listening: server.address().port }));
 } else if (role === 'server') {
   const server = net.createServer((s) => {
     const conn = probe('server', s);
