@@ -242,8 +242,9 @@ const DEV = {
   USE_CNT: 1, IS_CRIT: 2, PCI_FID: 3, PCI_CHID: 4, PCI_VENDOR: 5, PCI_DEVICE: 6, PCI_ID: 7, PORT: 8, PORT2: 9, IB_NAME: 10,
 } as const;
 const PORT = { PNET_USR: 1, PNETID: 2, NETDEV: 3, STATE: 4, VALID: 5, LNK_CNT: 6 } as const;
-// ib_port_state, what SMC-R reports for a port
-const IB_PORT_STATE: Record<number, string> = { 0: 'nop', 1: 'down', 2: 'init', 3: 'armed', 4: 'active', 5: 'active-defer' };
+// what SMC-R reports for a port is smc_ib_port_active() (net/smc/smc_ib.c, every kernel since 5.11): 1 when
+// the port is IB_PORT_ACTIVE, else 0; not the ib_port_state number (which would read 1 as "down")
+const SMCR_PORT_STATE: Record<number, string> = { 0: 'inactive', 1: 'active' };
 
 export interface SmcDevicePort {
   port: 1 | 2;
@@ -286,7 +287,7 @@ function parsePort(a: Attrs, port: 1 | 2, kind: 'smcd' | 'smcr'): SmcDevicePort 
     pnetId: orNull(a.str(PORT.PNETID)?.trim()),
     pnetIdByUser: flag(a.u8(PORT.PNET_USR)),
     netdevIndex: orNull(a.u32(PORT.NETDEV)),
-    state: state === undefined ? null : kind === 'smcr' ? (IB_PORT_STATE[state] ?? String(state)) : String(state),
+    state: state === undefined ? null : kind === 'smcr' ? (SMCR_PORT_STATE[state] ?? String(state)) : String(state),
     valid: flag(a.u8(PORT.VALID)),
     links: orNull(a.u32(PORT.LNK_CNT)),
   };

@@ -146,9 +146,9 @@ forEachByteOrder(() => {
 
     it('GET_DEV_SMCR: a device with its ports', () => {
       const port = (t: number, state: number) => anest(t, a8(1, 0), astr(2, 'NET1'), a32(3, 2), a8(4, state), a8(5, 1), a32(6, 1));
-      const [dev] = parseDevices([genl(SMC_CMD.GET_DEV_SMCR, anest(6, a32(1, 1), a8(2, 0), a32(3, 0), a16(4, 0), a16(5, 0x15b3), a16(6, 0x1017), astr(7, '0000:00:03.0'), port(8, 4), port(9, 1), astr(10, 'mlx5_0')))], 'smcr');
+      const [dev] = parseDevices([genl(SMC_CMD.GET_DEV_SMCR, anest(6, a32(1, 1), a8(2, 0), a32(3, 0), a16(4, 0), a16(5, 0x15b3), a16(6, 0x1017), astr(7, '0000:00:03.0'), port(8, 1), port(9, 0), astr(10, 'mlx5_0')))], 'smcr');
       expect(dev).toMatchObject({ kind: 'smcr', name: 'mlx5_0', pciId: '0000:00:03.0', pciVendor: 0x15b3, useCount: 1, critical: false });
-      expect(dev?.ports.map((p) => [p.port, p.state, p.valid, p.netdevIndex, p.pnetId])).toEqual([[1, 'active', true, 2, 'NET1'], [2, 'down', true, 2, 'NET1']]);
+      expect(dev?.ports.map((p) => [p.port, p.state, p.valid, p.netdevIndex, p.pnetId])).toEqual([[1, 'active', true, 2, 'NET1'], [2, 'inactive', true, 2, 'NET1']]);
     });
 
     it('kernels before 6.10 have no buffer usage level: null, not zero', () => {
