@@ -18,12 +18,11 @@ export type { FallbackReason } from './stats/fallback-reasons';
 export { listUeids, addUeid, removeUeid, flushUeids, getSeid, setSeid } from './api/eid';
 export type { SeidState } from './api/eid';
 export { getSmcSystemStats, getSmcDevices, getSmcLinkGroups, getSmcSystemInfo } from './api/system';
-export type { SmcDevices, SmcLinkGroups } from './api/system';
+export type { SmcDevices, SmcLinkGroups, SmcSystemInfo } from './api/system';
 export type {
   SmcSystemStats, TechStats, FallbackStats, FallbackSide, FallbackCount, SizeHistogram, BufferCounters,
-  SmcDevice, SmcDevicePort, SmcdLinkGroup, SmcrLinkGroup, SmcrLink, SmcV2Info,
+  SmcDevice, SmcDevicePort, SmcdLinkGroup, SmcrLinkGroup, SmcrLink, SmcV2Info, DibsDevice,
 } from './stats/system';
-export type { SysInfo as SmcSystemInfo } from './netlink/smc-genl';
 export { NoSmcError } from './api/errors';
 export type { EnableResult } from './hook/enable';
 export type { HookStats } from './hook/stats';

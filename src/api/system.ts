@@ -4,8 +4,8 @@ import * as fs from 'node:fs';
 import { resolveNetns, type NamespaceTarget } from '../netns';
 import type { SysInfo } from '../netlink/smc-genl';
 import {
-  parseDevices, parseSmcdLinkGroups, parseSmcrLinkGroups, parseSystemStats,
-  type SmcDevice, type SmcSystemStats, type SmcdLinkGroup, type SmcrLinkGroup,
+  parseDevices, parseSmcdLinkGroups, parseSmcrLinkGroups, parseSystemStats, readDibsDevices,
+  type DibsDevice, type SmcDevice, type SmcSystemStats, type SmcdLinkGroup, type SmcrLinkGroup,
 } from '../stats/system';
 import type { CounterScope } from '../stats/snapshot';
 import { withSmcGenl } from './genl';
@@ -15,13 +15,22 @@ export interface SmcDevices {
   smcd: SmcDevice[];
   smcr: SmcDevice[];
   /**
-   * loopback-ism, seen through system info because the device list omits it: true when an ISMv2
-   * device exists and none is listed (loopback-ism is the one the list leaves out), false when no
-   * ISMv2 device exists, null when listed ISM devices make it impossible to tell.
+   * loopback-ism. Kernels 6.18+ show it in sysfs as the DIBS device `lo` (see dibs): true/false from
+   * there. Before (6.10-6.17, CONFIG_SMC_LO) it is seen through system info because the device list
+   * omits it: true when an ISMv2 device exists and none is listed (loopback-ism is the one the list
+   * leaves out), false when no ISMv2 device exists, null when listed ISM devices make it impossible to tell.
    */
   loopbackIsm: boolean | null;
   /** system info: an ISMv2 device (loopback-ism or s390 ISMv2) is present */
   ismV2: boolean;
+  /** the DIBS devices (6.18+: /sys/class/dibs); null when the kernel has no DIBS class */
+  dibs: DibsDevice[] | null;
+}
+
+/** loopback-ism from the DIBS class when there is one, else inferred from system info and the device list. */
+export function loopbackIsmPresent(ismV2: boolean, listedSmcd: number, dibs: readonly DibsDevice[] | null): boolean | null {
+  if (dibs !== null) return dibs.some((d) => d.loopback);
+  return !ismV2 ? false : listedSmcd === 0 ? true : null;
 }
 
 export interface SmcLinkGroups {
@@ -41,7 +50,8 @@ export function getSmcDevices(target: NamespaceTarget = {}): SmcDevices {
     const smcd = parseDevices(g.dumpSmcdDevices(), 'smcd');
     const smcr = parseDevices(g.dumpSmcrDevices(), 'smcr');
     const { ismV2 } = g.sysInfo();
-    return { smcd, smcr, ismV2, loopbackIsm: !ismV2 ? false : smcd.length === 0 ? true : null };
+    const dibs = readDibsDevices();
+    return { smcd, smcr, ismV2, loopbackIsm: loopbackIsmPresent(ismV2, smcd.length, dibs), dibs };
   });
 }
 
@@ -53,9 +63,14 @@ export function getSmcLinkGroups(target: NamespaceTarget = {}): SmcLinkGroups {
   }));
 }
 
-/** SMC version, SMC-Dv2 (ISMv2) and SMC-Rv2 capability, host name and system EID. */
-export function getSmcSystemInfo(target: NamespaceTarget = {}): SysInfo {
-  return withSmcGenl(target, (g) => g.sysInfo());
+/** System info plus the DIBS devices (6.18+; null before: no /sys/class/dibs). */
+export interface SmcSystemInfo extends SysInfo {
+  dibs: DibsDevice[] | null;
+}
+
+/** SMC version, SMC-Dv2 (ISMv2) and SMC-Rv2 capability, host name, system EID and DIBS devices. */
+export function getSmcSystemInfo(target: NamespaceTarget = {}): SmcSystemInfo {
+  return withSmcGenl(target, (g) => ({ ...g.sysInfo(), dibs: readDibsDevices() }));
 }
 
 function readOrNull(read: () => string): string | null {

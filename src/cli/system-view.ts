@@ -1,10 +1,9 @@
 // Text views of the system statistics, devices, link groups and system info, for people: sections
 // with small tables in the style of the other stats commands. JSON output is the objects themselves.
-import type { SmcDevices, SmcLinkGroups } from '../api/system';
-import type { SysInfo } from '../netlink/smc-genl';
+import type { SmcDevices, SmcLinkGroups, SmcSystemInfo } from '../api/system';
 import {
   FALLBACK_COUNT_WRAP, SIZE_BUCKETS,
-  type Directions, type FallbackSide, type SmcDevice, type SmcDevicePort, type SmcSystemStats, type TechStats,
+  type DibsDevice, type Directions, type FallbackSide, type SmcDevice, type SmcDevicePort, type SmcSystemStats, type TechStats,
 } from '../stats/system';
 import { formatSize } from '../units';
 import { renderTable, type Column } from './table';
@@ -136,13 +135,31 @@ export function renderDevices(d: SmcDevices): string {
   } else {
     out += '  none listed (the kernel leaves loopback-ism out of this list)\n';
   }
+  const dibsLo = d.dibs?.find((x) => x.loopback);
   const lo =
-    d.loopbackIsm === true
-      ? 'present (system info: an ISMv2 device exists and none is listed, which is loopback-ism)'
-      : d.loopbackIsm === false
-        ? 'absent (system info: no ISMv2 device; loopback-ism needs CONFIG_SMC_LO, kernel 6.10+)'
-        : 'cannot tell (system info: an ISMv2 device exists, ISM devices are listed too)';
+    d.dibs !== null
+      ? dibsLo
+        ? `present (the DIBS loopback device ${dibsLo.name}, ${DIBS_CLASS}/${dibsLo.name})`
+        : `absent (no DIBS loopback device in ${DIBS_CLASS}; it needs CONFIG_DIBS_LO)`
+      : d.loopbackIsm === true
+        ? 'present (system info: an ISMv2 device exists and none is listed, which is loopback-ism)'
+        : d.loopbackIsm === false
+          ? `absent (system info: no ISMv2 device; loopback-ism needs ${LOOPBACK_CONFIG})`
+          : 'cannot tell (system info: an ISMv2 device exists, ISM devices are listed too)';
   out += `  loopback-ism: ${lo}\n`;
+  if (d.dibs !== null) {
+    out += 'DIBS devices (6.18+: every SMC-D device, loopback included)\n';
+    out += d.dibs.length
+      ? indent(
+          renderTable(d.dibs, [
+            { header: 'Name', value: (x) => x.name },
+            { header: 'Kind', value: (x) => (x.loopback ? 'loopback (loopback-ism)' : 'ISM') },
+            { header: 'GID', value: (x) => dash(x.gid) },
+            { header: 'Fabric', value: (x) => (x.fabricId === null ? '-' : `0x${x.fabricId.toString(16).padStart(4, '0')}`) },
+          ]),
+        )
+      : '  none\n';
+  }
   out += 'SMC-R devices (RDMA)\n';
   const ports = d.smcr.flatMap((dev): { dev: SmcDevice; p: SmcDevicePort | undefined }[] =>
     dev.ports.length ? dev.ports.map((p) => ({ dev, p })) : [{ dev, p: undefined }]);
@@ -221,10 +238,21 @@ export function renderLinkGroups(l: SmcLinkGroups, namespaceGiven: boolean): str
   return out;
 }
 
-export function renderInfo(i: SysInfo): string {
+const DIBS_CLASS = '/sys/class/dibs';
+const LOOPBACK_CONFIG = 'CONFIG_SMC_LO on 6.10-6.17, CONFIG_DIBS_LO on 6.18+';
+
+function smcdV2Text(i: SmcSystemInfo): string {
+  const lo = i.dibs?.find((x: DibsDevice) => x.loopback);
+  if (!i.ismV2) return `no (no ISMv2 device; loopback-ism needs ${LOOPBACK_CONFIG})`;
+  if (lo) return `yes (the DIBS loopback device ${lo.name} is present: loopback-ism)`;
+  if (i.dibs && i.dibs.length > 0) return `yes (DIBS devices: ${i.dibs.map((x) => x.name).join(', ')})`;
+  return 'yes (an ISMv2 device is present: loopback-ism, or ISM on s390)';
+}
+
+export function renderInfo(i: SmcSystemInfo): string {
   const rows: [string, string][] = [
     ['SMC version', i.version === undefined ? '-' : `v${i.version}.${i.release ?? 0}`],
-    ['SMC-Dv2 (ISMv2)', i.ismV2 ? 'yes (an ISMv2 device is present: loopback-ism, or ISM on s390)' : 'no (no ISMv2 device)'],
+    ['SMC-Dv2 (ISMv2)', smcdV2Text(i)],
     ['SMC-Rv2', i.smcrV2 ? 'yes' : 'no'],
     ['Host name', dash(i.localHost)],
     ['System EID (SEID)', i.seid ? i.seid : 'none (a SEID exists on s390 only; elsewhere SMCv2 needs a UEID: smc-run ueid add ID)'],

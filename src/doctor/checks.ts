@@ -10,6 +10,7 @@ import { resolveNetns, type NamespaceTarget } from '../netns';
 import { SmcGenl, type SysInfo } from '../netlink/smc-genl';
 import { dumpSmcSockets, openSockDiag } from '../netlink/sockdiag';
 import { listSmcSysctls } from '../sysctl';
+import { readDibsDevices, type DibsDevice } from '../stats/system';
 import { formatSize } from '../units';
 import { burstChecks, readBurstFacts } from './burst';
 import { DEFAULT_LAUNCH_OPTIONS, launchEnv } from '../launcher/env';
@@ -85,6 +86,13 @@ export function rdmaPorts(sysfs = '/sys/class/infiniband'): RdmaPort[] {
   return out;
 }
 
+/** What doctor says about a registered ISMv2 device: 6.18+ names the DIBS loopback device (sysfs). */
+export function smcdDeviceText(dibs: readonly DibsDevice[] | null): string {
+  const lo = dibs?.find((d) => d.loopback);
+  if (lo) return `SMC-D: an ISMv2 device is registered: the DIBS loopback device ${lo.name} (loopback-ism; the kernel leaves it out of its SMC-D device list)`;
+  return 'SMC-D: an ISMv2 device is registered (loopback-ism on non-s390; the kernel leaves it out of its SMC-D device list)';
+}
+
 export interface DoctorFacts {
   afSmc: boolean;
   sysInfo: SysInfo | undefined;
@@ -148,7 +156,7 @@ export function runChecks(target: NamespaceTarget): { checks: Check[]; facts: Do
   const si = facts.sysInfo;
   const smcd = si?.ismV2 === true;
   checks.push(smcd
-    ? ok('devices.smcd', 'SMC-D: an ISMv2 device is registered (loopback-ism on non-s390; the kernel leaves it out of its SMC-D device list)')
+    ? ok('devices.smcd', smcdDeviceText(readDibsDevices()))
     : info('devices.smcd', 'SMC-D: no ISM or loopback-ism device (loopback-ism needs CONFIG_SMC_LO, 6.10+): connections inside this host cannot use SMC-D'));
   facts.rdma = rdmaPorts();
   const active = facts.rdma.filter((p) => p.state === 'ACTIVE');

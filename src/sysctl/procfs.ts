@@ -122,7 +122,9 @@ export function openSmcSysctls(nsPath: string | undefined): SmcSysctlFiles {
       } catch (e) {
         if (isPermission(e)) throw permissionError(e, 'write', name, nsPath);
         if (errnoOf(e) === 'EINVAL' && !(e instanceof SysctlError) && (e as { syscall?: string }).syscall === 'write') {
-          throw new SysctlError('EINVAL', `the kernel refused "${text}" for ${keyOf(name)}${where(nsPath)} (EINVAL)`);
+          // hs_ctrl takes the name of a loaded BPF struct_ops smc_hs_ctrl: EINVAL means none has that name
+          const why = name === 'hs_ctrl' ? ': no BPF handshake controller (struct_ops smc_hs_ctrl) of that name is loaded' : '';
+          throw new SysctlError('EINVAL', `the kernel refused "${text}" for ${keyOf(name)}${where(nsPath)} (EINVAL)${why}`, true);
         }
         throw e;
       }
