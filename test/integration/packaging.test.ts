@@ -55,8 +55,20 @@ describe('npm package', () => {
   let noCompiler: NodeJS.ProcessEnv;
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smc-run-pack-'));
-    const packed = await sh(`npm pack --pack-destination "${dir}"`, REPO, {}, 600_000);
+    // npm pack with its scripts (prepack: dist + prebuilds) in a copy of the repo: rebuilding dist/ in
+    // place would rewrite files that the other test files' programs are loading at the same time. The
+    // copy reuses prebuilds/ and their stamps, so unchanged sources are not compiled again.
+    const copy = path.join(dir, 'repo');
+    fs.mkdirSync(path.join(copy, 'build'), { recursive: true });
+    const copied = await sh(
+      `tar --exclude=./node_modules --exclude=./.git --exclude=./dist --exclude=./build --exclude=./test-results -cf - . | tar -xf - -C "${copy}" && ` +
+        `for f in build/prebuild-*.stamp; do [ ! -e "$f" ] || cp "$f" "${copy}/build/"; done && ln -s "${REPO}/node_modules" "${copy}/node_modules"`,
+      REPO,
+    );
+    expect(copied.code, copied.stderr).toBe(0);
+    const packed = await sh(`npm pack --pack-destination "${dir}"`, copy, {}, 600_000);
     expect(packed.code, packed.stderr).toBe(0);
+    fs.rmSync(copy, { recursive: true, force: true });
     tarball = path.join(dir, fs.readdirSync(dir).find((f) => f.endsWith('.tgz')) ?? 'none.tgz');
     // every command of this PATH except compilers, assemblers, linkers and make
     const bin = path.join(dir, 'bin');
