@@ -2,12 +2,19 @@
 //
 // One value, two kernel doors: the sysctl net.smc.limit_smc_hs and the SMC generic netlink commands
 // DUMP/ENABLE/DISABLE_HS_LIMITATION both read and set the same per-namespace field (net->smc.limit_smc_hs).
-// smc-run goes through the sysctl module only, so `hs-limit` and `sysctl get/set limit_smc_hs` are one
-// implementation with one set of checks and messages. When on, SMC listeners created afterwards in
-// that namespace take new connections as plain TCP while SMC handshakes are backed up.
+// smc-run goes through the sysctl module where the kernel has the sysctl, so `hs-limit` and `sysctl
+// get/set limit_smc_hs` are one implementation with one set of checks and messages. Older kernels have
+// only the netlink door (Debian 12's 6.1: the commands work, the sysctl does not exist): there hs-limit
+// uses the netlink commands; a kernel with neither says so in one line (exit 1). When on, SMC listeners
+// created afterwards in that namespace take new connections as plain TCP while SMC handshakes are
+// backed up.
 import type { Argv } from 'yargs';
-import { readSmcSysctl, writeSmcSysctl } from '../sysctl';
+import { withSmcGenl } from '../api/genl';
+import { NetlinkError } from '../netlink/socket';
+import { readSmcSysctl, SysctlError, writeSmcSysctl } from '../sysctl';
+import type { NamespaceTarget } from '../netns';
 import type { RegisterCommand } from './commands';
+import { CliError, EXIT_FAILURE } from './errors';
 import { printJson, targetOf, withJson, withTarget } from './options';
 import { guarded } from './sysctl';
 
@@ -20,8 +27,46 @@ interface HsArgs {
   json: boolean;
 }
 
+/** The netlink door, for kernels without the sysctl. */
+function viaNetlink(args: HsArgs, target: NamespaceTarget): void {
+  let before: boolean;
+  let after: boolean;
+  try {
+    ({ before, after } = withSmcGenl(target, (g) => {
+      const b = g.hsLimitation();
+      if (args.action !== 'show') g.setHsLimitation(args.action === 'enable');
+      return { before: b, after: args.action === 'show' ? b : g.hsLimitation() };
+    }));
+  } catch (e) {
+    // a kernel from before the handshake limitation answers the unknown command with EOPNOTSUPP
+    if (e instanceof NetlinkError && e.code === 'EOPNOTSUPP') {
+      throw new CliError('ENOTSUP', `this kernel has no SMC handshake limitation (neither net.smc.limit_smc_hs nor the SMC netlink HS_LIMITATION commands: ${e.code})`, EXIT_FAILURE);
+    }
+    throw e;
+  }
+  const via = 'netlink';
+  const why = 'SMC netlink; this kernel has no net.smc.limit_smc_hs';
+  if (args.action === 'show') {
+    if (args.json) printJson({ enabled: after, via });
+    else process.stdout.write(`handshake limitation: ${after ? 'on' : 'off'} (${why})\n`);
+    return;
+  }
+  if (args.json) printJson({ enabled: after, change: { old: before, new: after }, via });
+  else process.stdout.write(`handshake limitation: ${before ? 'on' : 'off'} -> ${after ? 'on' : 'off'} (${why})\n`);
+}
+
+/** The sysctl door; ENOTSUP (the kernel has no such sysctl) sends the call to the netlink door. */
 function run(args: HsArgs): void {
   const target = targetOf(args);
+  try {
+    viaSysctl(args, target);
+  } catch (e) {
+    if (!(e instanceof SysctlError && e.code === 'ENOTSUP')) throw e;
+    viaNetlink(args, target);
+  }
+}
+
+function viaSysctl(args: HsArgs, target: NamespaceTarget): void {
   if (args.action === 'show') {
     const s = readSmcSysctl(NAME, target);
     const enabled = s.value === 1;

@@ -7,6 +7,7 @@ import { addonFix, firstLine, loadAddon, type NativeAddon } from '../native';
 import { hookState, installHook } from './install';
 import { bindingPrototype, disarm } from './lazy';
 import { noticeOnce } from './notice';
+import { ipprotoUnsupported } from './proto-notice';
 import { probeFamily, type IpFamily, type SocketSpec } from './socket-spec';
 
 export interface EnableResult {
@@ -101,6 +102,11 @@ export function enableFromConfig(config: ShimConfig, prototype?: Record<string |
   const say = (message: string): void => {
     if (!inherited) noticeOnce(message, config.session);
   };
+  const noIpproto = !specs[4] && !specs[6] ? ipprotoUnsupported(loaded.addon, config, reasons) : undefined;
+  if (noIpproto) {
+    say(noIpproto.notice);
+    return { enabled: false, ipv4: undefined, ipv6: undefined, reason: noIpproto.reason };
+  }
   if (!specs[4] && !specs[6]) {
     const reason = `no SMC in this kernel (${reasons.join(', ')})`;
     say(`${reason}: running on plain TCP; ${NO_SMC_FIX}`);
