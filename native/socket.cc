@@ -119,6 +119,30 @@ Napi::Value ReplaceWithTcp(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// getSockOptBytes(fd, level, name, maxLength) -> Buffer: the option's bytes as the kernel returns them
+// (struct options such as TCP_INFO, which the TCP retry reads for tcpi_state and tcpi_segs_in).
+Napi::Value GetSockOptBytes(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd, level, name;
+  if (!ReadFdLevelName(info, &fd, &level, &name, "getSockOptBytes(fd, level, name, maxLength)")) return env.Null();
+  if (info.Length() < 4 || !info[3].IsNumber()) {
+    Napi::TypeError::New(env, "getSockOptBytes(fd, level, name, maxLength)").ThrowAsJavaScriptException();
+    return env.Null();
+  }
+  int max = info[3].As<Napi::Number>().Int32Value();
+  if (max < 1 || max > 4096) {
+    Napi::RangeError::New(env, "getSockOptBytes: maxLength 1..4096").ThrowAsJavaScriptException();
+    return env.Null();
+  }
+  unsigned char buf[4096];
+  socklen_t len = static_cast<socklen_t>(max);
+  if (getsockopt(fd, level, name, buf, &len) < 0) {
+    ErrnoError(env, errno, "getsockopt").ThrowAsJavaScriptException();
+    return env.Null();
+  }
+  return Napi::Buffer<unsigned char>::Copy(env, buf, len);
+}
+
 // fstatInode(fd) -> inode number as a BigInt (sock_diag reports it as u64).
 Napi::Value FstatInode(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -143,6 +167,7 @@ Napi::Object InitSocket(Napi::Env env, Napi::Object exports) {
   exports.Set("closeFd", Napi::Function::New(env, CloseFd, "closeFd"));
   exports.Set("getSockOptInt", Napi::Function::New(env, GetSockOptInt, "getSockOptInt"));
   exports.Set("setSockOptInt", Napi::Function::New(env, SetSockOptInt, "setSockOptInt"));
+  exports.Set("getSockOptBytes", Napi::Function::New(env, GetSockOptBytes, "getSockOptBytes"));
   exports.Set("replaceWithTcp", Napi::Function::New(env, ReplaceWithTcp, "replaceWithTcp"));
   exports.Set("fstatInode", Napi::Function::New(env, FstatInode, "fstatInode"));
   return exports;

@@ -10,6 +10,8 @@ export interface NativeAddon {
   replaceWithTcp(fd: number, domain: number): void;
   getSockOptInt(fd: number, level: number, name: number): number;
   setSockOptInt(fd: number, level: number, name: number, value: number): void;
+  /** the option's bytes (at most maxLength), e.g. struct tcp_info */
+  getSockOptBytes(fd: number, level: number, name: number, maxLength: number): Buffer;
   /** st_ino of the fd, the key sock_diag reports per socket */
   fstatInode(fd: number): bigint;
   netlinkOpen(protocol: number): number;

@@ -92,18 +92,20 @@ describe.skipIf(EXPECT_MODE !== undefined)('TCP retry of a failed SMC handshake 
 });
 
 describe('which failures are SMC handshake failures', () => {
-  const TCP_ESTABLISHED = 1;
-  const TCP_CLOSE = 7;
-  it('ETIMEDOUT only with the TCP connection up (CLC wait), never a SYN timeout', () => {
-    expect(isSmcHandshakeFailure(-110, TCP_ESTABLISHED)).toBe(true);
-    expect(isSmcHandshakeFailure(-110, 8 /* CLOSE_WAIT */)).toBe(true);
-    expect(isSmcHandshakeFailure(-110, TCP_CLOSE)).toBe(false);
+  const up = { state: 1 /* ESTABLISHED */, segsIn: 1 };
+  it('ETIMEDOUT only after a TCP handshake (CLC wait), never a SYN timeout', () => {
+    expect(isSmcHandshakeFailure(-110, up)).toBe(true);
+    expect(isSmcHandshakeFailure(-110, { state: 8 /* CLOSE_WAIT */, segsIn: 2 })).toBe(true);
+    // reset between the kernel's CLC timeout and the callback: closed, but it had a SYN-ACK
+    expect(isSmcHandshakeFailure(-110, { state: 7, segsIn: 3 })).toBe(true);
+    // SYN timeout: closed, nothing ever received
+    expect(isSmcHandshakeFailure(-110, { state: 7, segsIn: 0 })).toBe(false);
     expect(isSmcHandshakeFailure(-110, undefined)).toBe(false);
   });
   it('errors only the CLC handshake returns; never ECONNREFUSED or unreachable', () => {
-    for (const e of [-104 /* ECONNRESET */, -71 /* EPROTO */, -32 /* EPIPE */]) expect(isSmcHandshakeFailure(e, TCP_CLOSE)).toBe(true);
+    for (const e of [-104 /* ECONNRESET */, -71 /* EPROTO */, -32 /* EPIPE */]) expect(isSmcHandshakeFailure(e, { state: 7, segsIn: 0 })).toBe(true);
     for (const e of [-111 /* ECONNREFUSED */, -113 /* EHOSTUNREACH */, -101 /* ENETUNREACH */, -125 /* ECANCELED */]) {
-      expect(isSmcHandshakeFailure(e, TCP_ESTABLISHED)).toBe(false);
+      expect(isSmcHandshakeFailure(e, up)).toBe(false);
     }
   });
 });
