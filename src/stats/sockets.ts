@@ -150,7 +150,22 @@ export function getSmcInfo(socket: net.Socket): SmcSocketInfo {
   // SO_DOMAIN cannot tell (a fallen-back SMC socket reads AF_INET): sock_diag by inode decides
   diagSocket ??= openSockDiagOrUndefined();
   const row = diagSocket ? findByInode(diagSocket, inode) : undefined;
-  return row ? toSocketInfo(row, family) : tcpInfo(socket, family, inode);
+  return row ? withOwnAddresses(toSocketInfo(row, family), row, socket) : tcpInfo(socket, family, inode);
+}
+
+/**
+ * IPPROTO_SMC sockets (6.11+): the kernel's smc_diag copies addresses only for AF_SMC sockets (its
+ * sk_protocol check), so a connected IPPROTO_SMC socket's row has the right ports and zeroed addresses
+ * (6.12 and 7.x alike). The socket itself knows them: getsockname/getpeername go to the TCP socket below.
+ */
+export function withOwnAddresses(info: SmcSocketInfo, row: SmcDiagRow, socket: net.Socket): SmcSocketInfo {
+  const zero = (b: Buffer): boolean => b.every((x) => x === 0);
+  if (info.listening || !zero(row.id.src) || !zero(row.id.dst)) return info;
+  return {
+    ...info,
+    local: { address: socket.localAddress ?? info.local.address, port: info.local.port },
+    remote: { address: socket.remoteAddress ?? info.remote.address, port: info.remote.port },
+  };
 }
 
 /** The socket's IP family (sock_diag reports 43 for IPv4 and IPv6 SMC sockets alike). */
