@@ -63,14 +63,24 @@ trap 'rm -rf "$results"' EXIT
 node -p 'require("os").release()' >"$results/kernel"
 [ ${#filters[@]} -gt 0 ] || filters=(test/unit test/integration)
 set +e
-# Left out, each for a reason: packaging (npm pack/install is arch-independent JS; the tarball's prebuilds
-# are checked there), system-stats (its no-SMC tests open NETLINK_GENERIC sockets: qemu-user 7.2 emulates
-# only NETLINK_ROUTE, _AUDIT and _KOBJECT_UEVENT and fails the others with EPROTONOSUPPORT, so they would
-# test qemu, not smc-run; the s390x kernel lane runs them on a real s390x kernel).
-excluded=(test/integration/packaging.test.ts test/integration/system-stats.test.ts)
+# Left out, each for a reason:
+# - packaging: npm pack/install is arch-independent JS; the tarball's prebuilds are checked there;
+# - system-stats: its no-SMC tests open NETLINK_GENERIC sockets: qemu-user 7.2 emulates only NETLINK_ROUTE,
+#   _AUDIT and _KOBJECT_UEVENT and fails the others with EPROTONOSUPPORT (it would test qemu, not smc-run;
+#   the s390x kernel lane runs it on a real s390x kernel);
+# - shim: "1,000 worker starts" exceeds its own 590 s limit under qemu-user (measured: timed out on arm64
+#   and s390x) and its workers' netlink queries hit the EPROTONOSUPPORT above; "notice marker files" saw
+#   a live session's marker swept under qemu-user (cause not established); its permission-model test needs
+#   --allow-addons, which Node 20.11 (the registry's newest for s390x) does not have.
+# - promises: it reads sock_diag (NETLINK_SOCK_DIAG, EPROTONOSUPPORT under qemu-user as above), and its
+#   one-dump-per-tick test counts requests of dumps that qemu refuses.
+excluded=(test/integration/packaging.test.ts test/integration/system-stats.test.ts test/integration/shim.test.ts
+  test/integration/promises.test.ts)
 echo "== left out: ${excluded[*]} (see scripts/test-arch.sh)"
+# emulation is 10-30x slower than the host: tests get 5 minutes instead of the config's 60 s
 node "${compat[@]}" node_modules/vitest/vitest.mjs run --config vitest.config.mts "${filters[@]}" \
   "${excluded[@]/#/--exclude=}" \
+  --testTimeout=300000 --hookTimeout=300000 \
   --reporter=default --reporter=json --outputFile.json="$results/vitest-$arch.json"
 set -e
 rc=0
