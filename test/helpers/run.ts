@@ -29,6 +29,8 @@ export function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}, op
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
     });
+    // a child that exits at once (a launcher refusing its options) closes stdin first: not an error here
+    child.stdin.on('error', () => {});
     child.stdin.end(opts.input ?? '');
   });
 }
