@@ -27,7 +27,7 @@ const lines = [
   'one run per row (`bench/burst/run.cjs`, `test/scenarios/burst.cjs`). Time = first connect to last echo.',
   '"SMC-D / TCP" is how the completed connections went: SMC-D client handshakes and, for TCP, the',
   'server-side fallbacks (retried connects and limit_smc_hs fallbacks arrive as plain TCP); "hs errors" is',
-  "the client kernel's SMC handshake error delta, which equals the shim's retry count in every row.",
+  "the client kernel's SMC handshake error delta (the shim's retry count equals it unless a row's notes say otherwise).",
   '',
   '| N | server backlog | configuration | time (s) | completed | failed | TCP retries | SMC-D / TCP | hs errors |',
   '|---:|---:|---|---:|---:|---|---:|---|---:|',
