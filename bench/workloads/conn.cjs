@@ -7,6 +7,7 @@ const server = net.createServer((s) => { s.on('data', (d) => s.end(d)); s.on('er
 server.listen(0, host, async () => {
   const port = server.address().port;
   const t0 = process.hrtime.bigint();
+  const c0 = process.cpuUsage();
   for (let i = 0; i < n; i++) {
     await new Promise((resolve, reject) => {
       const c = net.connect(port, host, () => c.write('x'));
@@ -16,6 +17,7 @@ server.listen(0, host, async () => {
     });
   }
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-  process.stdout.write(JSON.stringify({ ms, n }) + '\n');
+  const cu = process.cpuUsage(c0);
+  process.stdout.write(JSON.stringify({ ms, n, cpuMs: (cu.user + cu.system) / 1000 }) + '\n');
   server.close();
 });

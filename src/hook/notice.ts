@@ -2,9 +2,10 @@
 // process in the tree runs the shim; the first to create the session's marker file prints the line.
 //
 // The launcher execs the program, so no process stays behind to remove the marker: the session is
-// "PID-STARTTIME" of the exec'd program (bin/smc-run writes it), that process removes the marker when
-// it exits, and whoever creates a marker removes those of sessions whose process is gone (killed, so
-// its exit handler never ran), judged by /proc/PID/stat's start time: markers never pile up.
+// "PID-STARTTIME" of the exec'd program (bin/smc-run writes it), and whoever creates a marker removes
+// those of sessions whose process is gone, judged by /proc/PID/stat's start time. So at most one
+// finished session's marker is left at any time (the last one to print a notice), never a pile. (No exit
+// handler removes it: that would cost every launched program a module load at start-up.)
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { log } from '../log';
@@ -64,21 +65,6 @@ export function sweepStaleMarkers(dir = tmpdir()): number {
     }
   }
   return removed;
-}
-
-/** In the session's own process (the program the launcher exec'd): remove its marker when it exits. */
-export function removeMarkerAtExit(): void {
-  const session = process.env.SMC_RUN_SESSION;
-  if (!session || !session.startsWith(`${process.pid}-`)) return;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  if (!(require('node:worker_threads') as typeof import('node:worker_threads')).isMainThread) return;
-  process.once('exit', () => {
-    try {
-      fs.unlinkSync(noticeMarkerPath(session));
-    } catch {
-      /* no notice was printed */
-    }
-  });
 }
 
 let shownInProcess = false;

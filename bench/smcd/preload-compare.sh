@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# bash bench/smcd/preload-compare.sh [--rounds N] [--dur S]: boots the SMC-D guest and runs
+# bench/smcd/preload-compare.cjs in it (smc-run against an LD_PRELOAD socket() interposer, both ends
+# SMC-D); results in bench/results/preload-compare.json. Run it under `flock /tmp/smc-run-guest.lock`.
+set -euo pipefail
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+. "$REPO/test/vm/lib.sh"
+cd "$REPO"
+[ -e build/Release/smc_run.node ] || npx node-gyp rebuild >/dev/null
+npx tsc -p tsconfig.json && node scripts/bundle-preload.js
+mkdir -p build/bench
+cc -O2 -Wall -Wextra -shared -fPIC -o build/bench/socket-preload.so bench/c/socket-preload.c -ldl
+RUN=$(mktemp -d "${TMPDIR:-/tmp}/smc-run-preload-compare.XXXXXX")
+{ printf 'exec node bench/smcd/preload-compare.cjs'; [ $# = 0 ] || printf ' %q' "$@"; echo; } > "$RUN/job.sh"
+rc=0
+bash test/vm/smcd/boot.sh --timeout 1800 --cpus 2 "$RUN/job.sh" "$RUN" || rc=$?
+log "guest finished rc=$rc"
+[ $rc != 0 ] || rm -rf "$RUN"
+exit $rc
