@@ -142,8 +142,9 @@ function errName(status: number): string {
 }
 
 const NOTICE =
-  'an SMC handshake failed under load and the connection was retried over plain TCP; on the server: ' +
-  'sysctl -w net.smc.limit_smc_hs=1 and a bigger listen backlog (net.core.somaxconn, listen(backlog)); see: smc-run doctor';
+  'an SMC handshake failed under load and the connection was retried over plain TCP; on the server: a listen ' +
+  'backlog above the burst size (server.listen(port, host, 4096); net.core.somaxconn caps it), and ' +
+  'net.smc.limit_smc_hs=1; see: smc-run doctor';
 
 let noticeShown = false;
 /** One notice per process tree (its own marker: the fallback notice may have been printed already). */
