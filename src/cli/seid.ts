@@ -1,6 +1,6 @@
 // smc-run seid show | enable | disable — the system EID (s390 only; OS-wide, not per namespace).
 import type { Argv } from 'yargs';
-import { getSeid, setSeid } from '../api/eid';
+import { getSeid, parseSeid, setSeid } from '../api/eid';
 import type { RegisterCommand } from './commands';
 import { CliError, EXIT_USAGE } from './errors';
 import { printJson, withJson } from './options';
@@ -17,8 +17,14 @@ export const registerSeid: RegisterCommand = (y: Argv) => {
     }
     if (args.action !== 'show') setSeid(args.action === 'enable');
     const state = getSeid();
-    if (args.json) printJson(state);
-    else if (state.seid === '') process.stdout.write('no system EID on this machine (SEIDs exist on s390 only; use smc-run ueid add <ID>)\n');
-    else process.stdout.write(`${state.seid} (${state.enabled ? 'enabled' : 'disabled'})\n`);
+    const parts = parseSeid(state.seid);
+    if (args.json) printJson(parts ? { ...state, ...parts } : state);
+    else if (state.seid !== '') {
+      const detail = parts ? `; machine type ${parts.machineType}, CPU identification ${parts.cpuIdent}` : '';
+      process.stdout.write(`${state.seid} (${state.enabled ? 'enabled' : 'disabled'}${detail})\n`);
+    } else if (process.arch === 's390x') {
+      // the kernel makes its SEID known once an ISMv2 device (ISM, or loopback-ism) is registered
+      process.stdout.write('no system EID reported: the kernel has one once an ISMv2 device (ISM or loopback-ism) is registered (see smc-run stats devices)\n');
+    } else process.stdout.write('no system EID on this machine (SEIDs exist on s390 only; use smc-run ueid add <ID>)\n');
   });
 };
