@@ -1,4 +1,4 @@
-// smc-run/promises: the per-socket and listing API without blocking the event loop, following
+// smc-run/promises: the per-socket, listing and system API without blocking the event loop, following
 // node:fs/promises. Every netlink request and receive runs on a libuv thread-pool thread (the addon's
 // netlinkRequestAsync); the parsing, policy and types are the sync API's own (src/stats, src/netlink).
 // getSmcInfo calls made in the same tick share one sock_diag dump: the kernel has no per-socket filter for
@@ -9,8 +9,17 @@ import { explainNetnsError, resolveNetns, type NamespaceTarget } from './netns';
 import { NetlinkSocket } from './netlink/socket';
 import { dumpSmcMessagesAsync, openSockDiag, parseSmcDiagMessage, payloadsByInode } from './netlink/sockdiag';
 import { familyOf, fdOf, tcpInfo, toSocketInfo, type SmcSocketInfo } from './stats/sockets';
+import { withSmcGenlAsync } from './api/genl';
+import { loopbackIsmPresent, type SmcDevices, type SmcLinkGroups, type SmcSystemInfo } from './api/system';
+import { SMC_CMD, parseSysInfo } from './netlink/smc-genl';
+import {
+  parseDevices, parseSmcdLinkGroups, parseSmcrLinkGroups, parseSystemStats, readDibsDevices, type SmcSystemStats,
+} from './stats/system';
 
 export type { SmcSocketInfo, SmcMode, SmcFallbackInfo } from './stats/sockets';
+export type { SmcSystemStats } from './stats/system';
+export type { SmcDevices, SmcLinkGroups, SmcSystemInfo } from './api/system';
+export type { NamespaceTarget } from './netns';
 
 interface Pending {
   socket: net.Socket;
@@ -108,4 +117,37 @@ export async function listSmcSockets(opts: NamespaceTarget = {}): Promise<SmcSoc
   } finally {
     nl.close();
   }
+}
+
+/** The SMC counters of the namespace, as getSmcSystemStats() gives them. */
+export function getSmcSystemStats(target: NamespaceTarget = {}): Promise<SmcSystemStats> {
+  return withSmcGenlAsync(target, async (g) =>
+    parseSystemStats(await g.dumpAsync(SMC_CMD.GET_STATS, 'SMC statistics'), await g.dumpAsync(SMC_CMD.GET_FBACK_STATS, 'SMC fallback statistics')));
+}
+
+/** SMC-D and SMC-R devices and loopback-ism, as getSmcDevices() gives them. */
+export function getSmcDevices(target: NamespaceTarget = {}): Promise<SmcDevices> {
+  return withSmcGenlAsync(target, async (g) => {
+    const smcd = parseDevices(await g.dumpAsync(SMC_CMD.GET_DEV_SMCD, 'SMC-D devices'), 'smcd');
+    const smcr = parseDevices(await g.dumpAsync(SMC_CMD.GET_DEV_SMCR, 'SMC-R devices'), 'smcr');
+    const { ismV2 } = parseSysInfo((await g.dumpAsync(SMC_CMD.GET_SYS_INFO, 'SMC system info'))[0]);
+    const dibs = readDibsDevices();
+    return { smcd, smcr, ismV2, loopbackIsm: loopbackIsmPresent(ismV2, smcd.length, dibs), dibs };
+  });
+}
+
+/** SMC-D and SMC-R link groups (with SMC-R links), as getSmcLinkGroups() gives them. */
+export function getSmcLinkGroups(target: NamespaceTarget = {}): Promise<SmcLinkGroups> {
+  return withSmcGenlAsync(target, async (g) => ({
+    smcd: parseSmcdLinkGroups(await g.dumpAsync(SMC_CMD.GET_LGR_SMCD, 'SMC-D link groups')),
+    smcr: parseSmcrLinkGroups(await g.dumpAsync(SMC_CMD.GET_LINK_SMCR, 'SMC-R link groups and links')),
+  }));
+}
+
+/** System info, as getSmcSystemInfo() gives it. */
+export function getSmcSystemInfo(target: NamespaceTarget = {}): Promise<SmcSystemInfo> {
+  return withSmcGenlAsync(target, async (g) => ({
+    ...parseSysInfo((await g.dumpAsync(SMC_CMD.GET_SYS_INFO, 'SMC system info'))[0]),
+    dibs: readDibsDevices(),
+  }));
 }

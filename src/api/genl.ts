@@ -4,16 +4,31 @@ import { explainNetnsError, resolveNetns, type NamespaceTarget } from '../netns'
 import { SmcGenl } from '../netlink/smc-genl';
 import { noSmcError } from './errors';
 
-export function withSmcGenl<T>(target: NamespaceTarget, fn: (g: SmcGenl) => T): T {
+function openSmcGenl(target: NamespaceTarget): SmcGenl {
   const ns = resolveNetns(target);
-  let g: SmcGenl;
   try {
-    g = SmcGenl.open(ns);
+    return SmcGenl.open(ns);
   } catch (e) {
     throw noSmcError(explainNetnsError(e, ns));
   }
+}
+
+export function withSmcGenl<T>(target: NamespaceTarget, fn: (g: SmcGenl) => T): T {
+  const g = openSmcGenl(target);
   try {
     return fn(g);
+  } catch (e) {
+    throw noSmcError(e);
+  } finally {
+    g.close();
+  }
+}
+
+/** withSmcGenl for work that awaits (the promise API: dumps received off the main thread). */
+export async function withSmcGenlAsync<T>(target: NamespaceTarget, fn: (g: SmcGenl) => Promise<T>): Promise<T> {
+  const g = openSmcGenl(target);
+  try {
+    return await fn(g);
   } catch (e) {
     throw noSmcError(e);
   } finally {

@@ -14,6 +14,7 @@ import { formatSize } from '../units';
 import { counterScope, getSmcDevices, getSmcLinkGroups, getSmcSystemInfo, getSmcSystemStats } from '../api/system';
 import { checkScope, diffSystemStats, makeSnapshot, parseSnapshot, type StatsSnapshot } from '../stats/snapshot';
 import { renderDevices, renderInfo, renderLinkGroups, renderSystemStats } from './system-view';
+import { registerServe } from './serve';
 
 interface SocketsArgs {
   all: boolean;
@@ -188,7 +189,7 @@ function registerSystemViews(y: Argv): Argv {
 }
 
 export const registerStats: RegisterCommand = (y: Argv) => {
-  y.command('stats', 'SMC statistics: sockets, system, devices, linkgroups, info', (c) =>
-    registerSystemViews(registerSockets(c)).demandCommand(1, 'name what to show: sockets, system, devices, linkgroups or info'));
+  y.command('stats', 'SMC statistics: sockets, system, devices, linkgroups, info; serve = Prometheus exporter', (c) =>
+    registerServe(registerSystemViews(registerSockets(c))).demandCommand(1, 'name what to show: sockets, system, devices, linkgroups, info or serve'));
 };
 

@@ -56,6 +56,12 @@ export class GenlFamily {
     return this.socket.request(this.id, NLM_F_REQUEST | NLM_F_DUMP, buildGenl(cmd, this.version, attrs), what).map((m) => parseGenl(m.payload));
   }
 
+  /** dump() with the request and receives off the main thread (NetlinkSocket.requestAsync). */
+  async dumpAsync(cmd: number, what: string, attrs?: Buffer): Promise<GenlMessage[]> {
+    const msgs = await this.socket.requestAsync(this.id, NLM_F_REQUEST | NLM_F_DUMP, buildGenl(cmd, this.version, attrs), what);
+    return msgs.map((m) => parseGenl(m.payload));
+  }
+
   /** A command acknowledged by the kernel (changes: ADD_UEID, ENABLE_...). */
   doAck(cmd: number, what: string, attrs?: Buffer): void {
     this.socket.request(this.id, NLM_F_REQUEST | NLM_F_ACK, buildGenl(cmd, this.version, attrs), what);

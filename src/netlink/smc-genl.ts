@@ -85,6 +85,11 @@ export class SmcGenl {
 
   // The statistics dumps return the kernel's messages as they are; stats/system.ts gives them types.
 
+  /** Any SMC dump command, received off the main thread (for the promise API). */
+  dumpAsync(cmd: (typeof SMC_CMD)[keyof typeof SMC_CMD], what: string): Promise<GenlMessage[]> {
+    return this.family.dumpAsync(cmd, what);
+  }
+
   /** GET_STATS: one message, per-namespace counters of SMC-D and SMC-R (since the netns was created). */
   dumpStats(): GenlMessage[] {
     return this.family.dump(SMC_CMD.GET_STATS, 'SMC statistics');

@@ -39,6 +39,9 @@ cd "$REPO"
 [ -e build/Release/smc_run.node ] || npx node-gyp rebuild >/dev/null
 [ -s dist/preload.js ] && [ -s dist/cli/main.js ] || die "dist/ is not built: run npm run build:ts first (npm run test:kernel does)"
 
+# tools the guests run from the host root they boot from: Prometheus (and promtool) for the exporter test
+case " ${selected[*]} " in *" smcd-"*) apt_need prometheus ;; esac
+
 rc=0
 summary=()
 for lane in "${selected[@]}"; do

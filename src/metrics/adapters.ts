@@ -1,0 +1,105 @@
+// The same metrics inside a Node service, for the registries it already has: prom-client and an
+// OpenTelemetry Meter. Both are optional peer dependencies, used only through the objects the caller
+// passes in (structural types below): nothing here loads them, and the preload never loads this module.
+import { collectSmcMetrics, type MetricsTarget } from './collect';
+import { buildFamilies } from './families';
+import type { MetricFamily, MetricType } from './model';
+
+export interface SmcMetricsOptions {
+  /** namespaces to read; default: the process's own */
+  targets?: MetricsTarget[];
+}
+
+/** One collection shared by every reader that asks while it runs (a registry asks once per metric). */
+function sharedCollector(targets: readonly MetricsTarget[]): () => Promise<MetricFamily[]> {
+  let inFlight: Promise<MetricFamily[]> | undefined;
+  return () => {
+    inFlight ??= collectSmcMetrics(targets).finally(() => {
+      inFlight = undefined;
+    });
+    return inFlight;
+  };
+}
+
+/** The metric names and types smc-run exports (declared even when a scrape has no sample for them). */
+export function smcMetricDescriptors(): { name: string; help: string; type: MetricType; labelNames: readonly string[] }[] {
+  return buildFamilies([]).map(({ name, help, type, labelNames }) => ({ name, help, type, labelNames }));
+}
+
+/** What prom-client's Registry needs of a metric (prom-client 14+: registerMetric, get()). */
+interface PromRegistryLike {
+  registerMetric(metric: unknown): void;
+  removeSingleMetric?(name: string): void;
+}
+
+/**
+ * Registers smc-run's metrics with a prom-client Registry (e.g. `require('prom-client').register`): each
+ * scrape of the registry reads the kernel once, off the event loop. Returns a function that removes them.
+ */
+export function registerPromClient(registry: PromRegistryLike, options: SmcMetricsOptions = {}): () => void {
+  const collect = sharedCollector(options.targets ?? [{}]);
+  const names: string[] = [];
+  for (const d of smcMetricDescriptors()) {
+    names.push(d.name);
+    registry.registerMetric({
+      name: d.name,
+      help: d.help,
+      type: d.type,
+      aggregator: 'sum',
+      labelNames: d.labelNames,
+      async get() {
+        const family = (await collect()).find((f) => f.name === d.name);
+        return { name: d.name, help: d.help, type: d.type, aggregator: 'sum', values: (family?.samples ?? []).map((s) => ({ labels: s.labels, value: s.value })) };
+      },
+      reset() {},
+    });
+  }
+  return () => {
+    for (const n of names) registry.removeSingleMetric?.(n);
+  };
+}
+
+/** What an OpenTelemetry Meter (@opentelemetry/api 1.x) offers for observable instruments. */
+interface ObservableLike {
+  readonly __observable?: never;
+}
+interface BatchObserverLike {
+  observe(instrument: ObservableLike, value: number, attributes?: Record<string, string>): void;
+}
+interface MeterLike {
+  createObservableCounter(name: string, options?: { description?: string; unit?: string }): ObservableLike;
+  createObservableGauge(name: string, options?: { description?: string; unit?: string }): ObservableLike;
+  addBatchObservableCallback(cb: (observer: BatchObserverLike) => Promise<void> | void, instruments: ObservableLike[]): void;
+  removeBatchObservableCallback(cb: (observer: BatchObserverLike) => Promise<void> | void, instruments: ObservableLike[]): void;
+}
+
+/** OpenTelemetry's names: counters without Prometheus' `_total` (exporters add it), units as UCUM codes. */
+export function otelName(name: string, type: MetricType): { name: string; unit: string } {
+  const base = type === 'counter' ? name.replace(/_total$/, '') : name;
+  const unit = /_bytes$/.test(base) ? 'By' : /_seconds$/.test(base) ? 's' : '1';
+  return { name: base, unit };
+}
+
+/**
+ * Registers smc-run's metrics as observable instruments of an OpenTelemetry Meter: counters as observable
+ * counters, the rest as observable gauges, all observed by one batch callback per collection. Returns a
+ * function that removes the callback.
+ */
+export function registerOpenTelemetry(meter: MeterLike, options: SmcMetricsOptions = {}): () => void {
+  const collect = sharedCollector(options.targets ?? [{}]);
+  const instruments = new Map<string, ObservableLike>();
+  for (const d of smcMetricDescriptors()) {
+    const { name, unit } = otelName(d.name, d.type);
+    const opts = { description: d.help, unit };
+    instruments.set(d.name, d.type === 'counter' ? meter.createObservableCounter(name, opts) : meter.createObservableGauge(name, opts));
+  }
+  const callback = async (observer: BatchObserverLike): Promise<void> => {
+    for (const f of await collect()) {
+      const inst = instruments.get(f.name);
+      if (inst) for (const s of f.samples) observer.observe(inst, s.value, s.labels);
+    }
+  };
+  const list = [...instruments.values()];
+  meter.addBatchObservableCallback(callback, list);
+  return () => meter.removeBatchObservableCallback(callback, list);
+}

@@ -1,0 +1,107 @@
+// The metric families on replies recorded from a real 6.12 kernel (SMC-D guest: a 1 MiB echo, one plain
+// client each way), their Prometheus text, and the prom-client and OpenTelemetry adapters serving the same
+// families. On this host (no SMC) the adapters' live collection says smc_up 0.
+import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { buildFamilies, otelName, registerOpenTelemetry, registerPromClient, renderPrometheusText, smcMetricDescriptors, type NamespaceReading } from '../../src/metrics';
+import { parseSmcDiagMessage } from '../../src/netlink/sockdiag';
+import { toSocketInfo } from '../../src/stats/sockets';
+import { parseSystemStats } from '../../src/stats/system';
+import { sockDiagPayloads } from '../helpers/byte-orders';
+import { messages } from '../helpers/genl-fixtures';
+
+function recordedReading(): NamespaceReading {
+  return {
+    netns: 'self',
+    stats: parseSystemStats(messages('get-stats'), messages('get-fback-stats')),
+    sockets: sockDiagPayloads('smcd-6.12').map((p) => toSocketInfo(parseSmcDiagMessage(p))),
+    devices: { smcd: [], smcr: [], ismV2: true, loopbackIsm: true, dibs: null },
+    linkGroups: { smcd: [], smcr: [] },
+    seconds: 0.004,
+  };
+}
+
+/** sample lines of the text format as "name{labels} value" */
+const samples = (text: string): string[] => text.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
+
+describe('metric families from recorded replies', () => {
+  const text = renderPrometheusText(buildFamilies([recordedReading()]));
+  const lines = samples(text);
+  const value = (series: string): number | undefined => {
+    const l = lines.find((x) => x.startsWith(`${series} `));
+    return l === undefined ? undefined : Number(l.slice(series.length + 1));
+  };
+
+  it('counts the echo: one SMC-D v2 handshake per side and 2 MiB each way', () => {
+    expect(value('smc_up{netns="self"}')).toBe(1);
+    expect(value('smc_handshakes_total{netns="self",mode="smcd",side="client",version="v2"}')).toBe(1);
+    expect(value('smc_handshakes_total{netns="self",mode="smcd",side="server",version="v2"}')).toBe(1);
+    expect(value('smc_handshakes_total{netns="self",mode="smcr",side="client",version="v2"}')).toBe(0);
+    expect(value('smc_bytes_total{netns="self",mode="smcd",direction="rx"}')).toBe(2 << 20);
+    expect(value('smc_bytes_total{netns="self",mode="smcd",direction="tx"}')).toBe(2 << 20);
+  });
+
+  it('fallbacks by side and by reason, with the reason in words and its code', () => {
+    expect(value('smc_fallbacks_total{netns="self",side="client"}')).toBe(1);
+    expect(value('smc_fallbacks_total{netns="self",side="server"}')).toBe(1);
+    expect(value('smc_fallback_reasons_total{netns="self",side="server",reason="PEERNOSMC",code="0x03010000"}')).toBe(1);
+  });
+
+  it('live sockets by mode and fallback reason', () => {
+    expect(value('smc_sockets{netns="self",mode="smcd",reason=""}')).toBe(4);
+    expect(value('smc_sockets{netns="self",mode="listening",reason=""}')).toBe(2);
+    expect(value('smc_sockets{netns="self",mode="fallback",reason="PEERNOSMC"}')).toBe(1);
+    expect(value('smc_sockets{netns="self",mode="smcr",reason=""}')).toBe(0);
+    expect(value('smc_devices{netns="self",type="loopback_ism"}')).toBe(1);
+  });
+
+  it('follows the naming rules: one prefix, _total on counters only, base units, HELP and TYPE once', () => {
+    for (const d of smcMetricDescriptors()) {
+      expect(d.name).toMatch(/^smc_[a-z0-9_]+$/);
+      expect(d.name.endsWith('_total')).toBe(d.type === 'counter');
+      expect(d.name).not.toMatch(/_(kb|kib|mb|ms|milliseconds)(_|$)/);
+      expect(text.split('\n').filter((l) => l === `# TYPE ${d.name} ${d.type}`)).toHaveLength(1);
+    }
+  });
+
+  it('a namespace that could not be read is smc_up 0 and nothing else', () => {
+    const t = renderPrometheusText(buildFamilies([{ netns: 'pid:42', error: { code: 'ENOSMC', message: 'no SMC' }, seconds: 0.001 }]));
+    expect(samples(t).filter((l) => !l.startsWith('smc_scrape_duration_seconds'))).toEqual(['smc_up{netns="pid:42"} 0']);
+  });
+
+  it('escapes label values', () => {
+    const t = renderPrometheusText(buildFamilies([{ netns: 'a"b\\c\nd', seconds: 0 }]));
+    expect(t).toContain('smc_up{netns="a\\"b\\\\c\\nd"} 0');
+  });
+});
+
+describe('in-process adapters', () => {
+  it('prom-client: the same families, read live (smc_up 0 on a kernel without SMC)', async () => {
+    const registry = new Registry();
+    const unregister = registerPromClient(registry);
+    const text = await registry.metrics();
+    for (const d of smcMetricDescriptors()) expect(text).toContain(`# TYPE ${d.name} ${d.type}`);
+    expect(samples(text)).toContain('smc_up{netns="self"} 0');
+    unregister();
+    expect(await registry.metrics()).not.toContain('smc_up');
+  });
+
+  it('OpenTelemetry: observable counters and gauges with the same values', async () => {
+    class Reader extends MetricReader {
+      protected async onForceFlush(): Promise<void> {}
+      protected async onShutdown(): Promise<void> {}
+    }
+    const reader = new Reader();
+    const provider = new MeterProvider({ readers: [reader] });
+    const unregister = registerOpenTelemetry(provider.getMeter('smc-run-test'));
+    const { resourceMetrics } = await reader.collect();
+    const metrics = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics);
+    const up = metrics.find((m) => m.descriptor.name === 'smc_up');
+    expect(up?.dataPoints.map((p) => [p.attributes, p.value])).toEqual([[{ netns: 'self' }, 0]]);
+    expect(otelName('smc_bytes_total', 'counter')).toEqual({ name: 'smc_bytes', unit: 'By' });
+    expect(metrics.find((m) => m.descriptor.name === 'smc_scrape_duration_seconds')?.descriptor.unit).toBe('s');
+    unregister();
+    await provider.shutdown();
+  });
+});
