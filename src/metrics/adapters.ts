@@ -1,8 +1,9 @@
 // The same metrics inside a Node service, for the registries it already has: prom-client and an
 // OpenTelemetry Meter. Both are optional peer dependencies, used only through the objects the caller
 // passes in (structural types below): nothing here loads them, and the preload never loads this module.
+import { hookStats } from '../index';
 import { collectSmcMetrics, type MetricsTarget } from './collect';
-import { buildFamilies } from './families';
+import { buildFamilies, buildShimFamilies } from './families';
 import type { MetricFamily, MetricType } from './model';
 
 export interface SmcMetricsOptions {
@@ -10,20 +11,23 @@ export interface SmcMetricsOptions {
   targets?: MetricsTarget[];
 }
 
-/** One collection shared by every reader that asks while it runs (a registry asks once per metric). */
+/**
+ * One collection shared by every reader that asks while it runs (a registry asks once per metric): the
+ * namespaces' SMC metrics plus this process's shim counters.
+ */
 function sharedCollector(targets: readonly MetricsTarget[]): () => Promise<MetricFamily[]> {
   let inFlight: Promise<MetricFamily[]> | undefined;
   return () => {
-    inFlight ??= collectSmcMetrics(targets).finally(() => {
+    inFlight ??= collectSmcMetrics(targets).then((f) => [...f, ...buildShimFamilies(hookStats())]).finally(() => {
       inFlight = undefined;
     });
     return inFlight;
   };
 }
 
-/** The metric names and types smc-run exports (declared even when a scrape has no sample for them). */
+/** The metric names and types the in-process adapters register (the exporter's, plus the shim's own). */
 export function smcMetricDescriptors(): { name: string; help: string; type: MetricType; labelNames: readonly string[] }[] {
-  return buildFamilies([]).map(({ name, help, type, labelNames }) => ({ name, help, type, labelNames }));
+  return [...buildFamilies([]), ...buildShimFamilies(undefined)].map(({ name, help, type, labelNames }) => ({ name, help, type, labelNames }));
 }
 
 /** What prom-client's Registry needs of a metric (prom-client 14+: registerMetric, get()). */

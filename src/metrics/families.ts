@@ -3,6 +3,7 @@
 // by mode and fallback reason, devices and link groups, and whether SMC answered at all. The `netns` label
 // tells namespaces apart. Pure: tested on recorded kernel replies.
 import type { SmcDevices, SmcLinkGroups } from '../api/system';
+import type { HookStats } from '../hook/stats';
 import type { SmcSocketInfo } from '../stats/sockets';
 import { SIZE_BUCKETS, type SmcSystemStats, type TechStats } from '../stats/system';
 import { FamilySet, type MetricFamily } from './model';
@@ -117,6 +118,24 @@ export function buildFamilies(readings: readonly NamespaceReading[]): MetricFami
       f.add('smc_link_groups', { netns, mode: 'smcr' }, r.linkGroups.smcr.length);
       f.add('smc_links', { netns }, r.linkGroups.smcr.reduce((n, g) => n + g.links.length, 0));
     }
+  }
+  return f.families();
+}
+
+/**
+ * The shim's own counters in this process (this thread's hook): what became of the TCP sockets it saw, and
+ * the connects retried over TCP after a failed SMC handshake. Only in-process (prom-client, OpenTelemetry):
+ * the exporter runs in another process.
+ */
+export function buildShimFamilies(stats: HookStats | undefined): MetricFamily[] {
+  const f = new FamilySet();
+  f.declare('smc_run_sockets_total', 'counter', 'TCP sockets the smc-run hook saw in this process, by result: smc (created as SMC), excluded (policy), unavailable (no SMC for the family), error.', ['result']);
+  f.declare('smc_run_tcp_retries_total', 'counter', 'Client connects whose SMC handshake failed and that smc-run retried over plain TCP in this process.', []);
+  if (stats) {
+    for (const [result, v] of [['smc', stats.smc], ['excluded', stats.excluded], ['unavailable', stats.unavailable], ['error', stats.errors]] as const) {
+      f.add('smc_run_sockets_total', { result }, v);
+    }
+    f.add('smc_run_tcp_retries_total', {}, stats.tcpRetries);
   }
   return f.families();
 }

@@ -4,6 +4,7 @@
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { buildShimFamilies } from '../../src/metrics/families';
 import { buildFamilies, otelName, registerOpenTelemetry, registerPromClient, renderPrometheusText, smcMetricDescriptors, type NamespaceReading } from '../../src/metrics';
 import { parseSmcDiagMessage } from '../../src/netlink/sockdiag';
 import { toSocketInfo } from '../../src/stats/sockets';
@@ -61,8 +62,8 @@ describe('metric families from recorded replies', () => {
       expect(d.name).toMatch(/^smc_[a-z0-9_]+$/);
       expect(d.name.endsWith('_total')).toBe(d.type === 'counter');
       expect(d.name).not.toMatch(/_(kb|kib|mb|ms|milliseconds)(_|$)/);
-      expect(text.split('\n').filter((l) => l === `# TYPE ${d.name} ${d.type}`)).toHaveLength(1);
     }
+    for (const d of buildFamilies([])) expect(text.split('\n').filter((l) => l === `# TYPE ${d.name} ${d.type}`)).toHaveLength(1);
   });
 
   it('a namespace that could not be read is smc_up 0 and nothing else', () => {
@@ -77,12 +78,22 @@ describe('metric families from recorded replies', () => {
 });
 
 describe('in-process adapters', () => {
+  it('the shim counters of this process: sockets by result and TCP retries', () => {
+    const text = renderPrometheusText(buildShimFamilies({ smc: 7, excluded: 2, unavailable: 0, errors: 1, byOp: {}, tcpRetries: 3 }));
+    expect(samples(text)).toEqual([
+      'smc_run_sockets_total{result="smc"} 7', 'smc_run_sockets_total{result="excluded"} 2',
+      'smc_run_sockets_total{result="unavailable"} 0', 'smc_run_sockets_total{result="error"} 1', 'smc_run_tcp_retries_total 3',
+    ]);
+  });
+
   it('prom-client: the same families, read live (smc_up 0 on a kernel without SMC)', async () => {
     const registry = new Registry();
     const unregister = registerPromClient(registry);
     const text = await registry.metrics();
     for (const d of smcMetricDescriptors()) expect(text).toContain(`# TYPE ${d.name} ${d.type}`);
     expect(samples(text)).toContain('smc_up{netns="self"} 0');
+    // this test process never enabled the hook: the shim's families are declared, without samples
+    expect(text).toContain('# TYPE smc_run_tcp_retries_total counter');
     unregister();
     expect(await registry.metrics()).not.toContain('smc_up');
   });
