@@ -63,7 +63,8 @@ function withPermissionHint(code: string, message: string): string {
 /** Maps any thrown value to a CliError: the one translation step applied to every command. */
 export function toCliError(e: unknown): CliError {
   if (e instanceof CliError) return e;
-  if (e instanceof TargetError) return new CliError(e.code, e.message);
+  // EINVAL from a target is a path that exists but is no network namespace: the system's answer (exit 1)
+  if (e instanceof TargetError) return new CliError(e.code, e.message, e.code === 'EINVAL' ? EXIT_FAILURE : undefined);
   if (e instanceof SysctlError) return new CliError(e.code, e.message, e.isUsage ? EXIT_USAGE : EXIT_FAILURE);
   if (e instanceof SnapshotError) return new CliError(e.code, e.message, EXIT_FAILURE);
   if (e instanceof NoSmcError || e instanceof ConfigError) return new CliError(e.code, e.message);

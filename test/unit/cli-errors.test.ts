@@ -16,6 +16,7 @@ describe('toCliError', () => {
     const cases: [unknown, string, number][] = [
       [new TargetError('EUSAGE', 'give --target or --netns'), 'EUSAGE', 2],
       [new TargetError('ESRCH', 'no process 9'), 'ESRCH', 1],
+      [new TargetError('EINVAL', '/tmp/x is not a network namespace'), 'EINVAL', 1],
       [new SysctlError('ENOSYSCTL', 'no such sysctl'), 'ENOSYSCTL', 2],
       [new SysctlError('EINVAL', 'refused by the kernel', true), 'EINVAL', 1],
       [new SysctlError('EPERM', 'writing needs CAP_NET_ADMIN'), 'EPERM', 1],
