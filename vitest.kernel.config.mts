@@ -12,6 +12,11 @@ const SUITES: Record<string, string[]> = {
   smcd: ['test/integration/paths.test.ts', 'test/integration/sockopt.test.ts', 'test/integration/promises.test.ts', 'test/kernel/smcd/**/*.test.ts',
     // connection bursts (#23): 6.12 only (they pin down this kernel's handshake-queue behaviour)
     'test/kernel/smcd-burst/**/*.test.ts'],
+  // the SMC-D suite on the newest kernel Debian serves (lane smcd-newest: DIBS loopback, 6.19+ sysctls)
+  'smcd-newest': [
+    'test/integration/paths.test.ts', 'test/integration/sockopt.test.ts', 'test/integration/promises.test.ts',
+    'test/kernel/smcd/**/*.test.ts', 'test/kernel/newest/**/*.test.ts', 'test/kernel/common/**/*.test.ts',
+  ],
   smcr: ['test/kernel/smcr/**/*.test.ts'],
   // ends the peer guest: its own run, after the rest
   'smcr-last': ['test/kernel/smcr-last/**/*.test.ts'],

@@ -1,0 +1,137 @@
+// What the newest kernel (lane smcd-newest: Debian's newest linux-source, 7.x) does differently from 6.12,
+// on real SMC-D: loopback-ism is the DIBS device `lo` in sysfs (6.18+) and devices / info / doctor say so;
+// 6.19's sysctls smcr_max_send_wr / smcr_max_recv_wr (per namespace, 2..2048) and hs_ctrl (the kernel
+// refuses a name no loaded BPF struct_ops has: one clear error, exit 1); the SMC TCP ULP is gone (7.0).
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as zlib from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run, runScenario, smcRun } from '../../helpers/run';
+import { getSmcDevices, getSmcSystemInfo } from '../../../src/api/system';
+import { readDibsDevices } from '../../../src/stats/system';
+
+const kernelConfig = (): string => zlib.gunzipSync(fs.readFileSync('/proc/config.gz')).toString('utf8');
+const sysctl = (name: string): string => fs.readFileSync(`/proc/sys/net/smc/${name}`, 'utf8').replace(/\n$/, '');
+const NS = `smcrun-newest-${process.pid}`;
+
+// each smc-run start takes seconds under TCG
+const SLOW = 600_000;
+
+describe(`the newest kernel (${os.release()})`, () => {
+  it('is 6.19 or newer, built with DIBS loopback, SMC_HS_CTRL_BPF and no SMC_LO', () => {
+    const [major, minor] = os.release().split('.').map(Number) as [number, number];
+    expect(major > 6 || (major === 6 && minor >= 19), os.release()).toBe(true);
+    const config = kernelConfig();
+    for (const opt of ['CONFIG_DIBS=y', 'CONFIG_DIBS_LO=y', 'CONFIG_SMC=y', 'CONFIG_SMC_DIAG=y', 'CONFIG_SMC_HS_CTRL_BPF=y']) expect(config).toContain(`\n${opt}\n`);
+    expect(config).not.toMatch(/^CONFIG_SMC_LO=/m);
+  });
+
+  describe('loopback-ism is the DIBS device lo', () => {
+    it('sysfs /sys/class/dibs/lo, and the API reports it', () => {
+      const dibs = readDibsDevices();
+      expect(dibs).toEqual([{ name: 'lo', gid: expect.stringMatching(/^[0-9a-f-]{36}$/), fabricId: expect.any(Number), loopback: true }]);
+      // the SMC-D device dump still leaves it out; system info still calls it ISMv2
+      expect(getSmcDevices()).toMatchObject({ smcd: [], ismV2: true, loopbackIsm: true, dibs });
+      expect(getSmcSystemInfo()).toMatchObject({ ismV2: true, dibs });
+    });
+
+    it('stats devices, stats info and doctor name it', async () => {
+      const dev = await smcRun(['stats', 'devices']);
+      expect(dev.code, dev.stderr).toBe(0);
+      expect(dev.stdout).toContain('loopback-ism: present (the DIBS loopback device lo, /sys/class/dibs/lo)');
+      expect(dev.stdout).toMatch(/^DIBS devices .*\n {2}Name +Kind +GID +Fabric\n {2}lo +loopback \(loopback-ism\) +[0-9a-f-]{36} +0x[0-9a-f]{4}$/m);
+      const info = await smcRun(['stats', 'info']);
+      expect(info.stdout).toMatch(/^SMC-Dv2 \(ISMv2\) +yes \(the DIBS loopback device lo is present: loopback-ism\)$/m);
+      const doc = await smcRun(['doctor']);
+      expect(doc.code, doc.stdout + doc.stderr).toBe(0);
+      expect(doc.stdout).toMatch(/\[ok {2}\] SMC-D: an ISMv2 device is registered: the DIBS loopback device lo \(loopback-ism/);
+      expect(doc.stdout).toMatch(/\[ok {2}\] loopback connection 127\.0\.0\.1: client SMC-D, server SMC-D/);
+    }, SLOW);
+  });
+
+  describe("6.19's sysctls", () => {
+    beforeAll(async () => {
+      expect((await run('ip', ['netns', 'add', NS])).code).toBe(0);
+    });
+    afterAll(async () => {
+      await run('ip', ['netns', 'del', NS]);
+    });
+
+    it('smcr_max_send_wr / smcr_max_recv_wr: defaults 16 / 48, set per namespace, 2..2048 enforced', async () => {
+      const list = JSON.parse((await smcRun(['sysctl', 'list', '--netns', NS, '--json'])).stdout) as { sysctls: { name: string; value: unknown; isDefault: boolean }[] };
+      expect(list.sysctls.filter((s) => s.name.startsWith('smcr_max_') && s.name.endsWith('_wr'))).toEqual([
+        expect.objectContaining({ name: 'smcr_max_recv_wr', value: 48, isDefault: true }),
+        expect.objectContaining({ name: 'smcr_max_send_wr', value: 16, isDefault: true }),
+      ]);
+      const set = await smcRun(['sysctl', 'set', '--netns', NS, 'smcr_max_send_wr=64', 'smcr_max_recv_wr=2048']);
+      expect(set.stdout, set.stderr).toBe('net.smc.smcr_max_send_wr: 16 -> 64\nnet.smc.smcr_max_recv_wr: 48 -> 2048\n');
+      const inNs = await run('ip', ['netns', 'exec', NS, 'cat', '/proc/sys/net/smc/smcr_max_send_wr', '/proc/sys/net/smc/smcr_max_recv_wr']);
+      expect(inNs.stdout).toBe('64\n2048\n');
+      expect([sysctl('smcr_max_send_wr'), sysctl('smcr_max_recv_wr')]).toEqual(['16', '48']);
+      for (const bad of ['smcr_max_send_wr=1', 'smcr_max_recv_wr=2049']) {
+        const r = await smcRun(['sysctl', 'set', '--netns', NS, bad]);
+        expect(r.code, bad).toBe(2);
+        expect(r.stderr, bad).toMatch(/out of range; accepted: 2 \.\. 2048\n$/);
+      }
+    }, SLOW);
+
+    it('hs_ctrl: empty by default; a name no BPF struct_ops has is refused by the kernel, one line, exit 1', async () => {
+      expect(sysctl('hs_ctrl')).toBe('');
+      const r = await smcRun(['sysctl', 'set', 'hs_ctrl=nosuch']);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(/^smc-run: the kernel refused "nosuch" for net\.smc\.hs_ctrl \(EINVAL\): no BPF handshake controller \(struct_ops smc_hs_ctrl\) of that name is loaded\n$/);
+      const j = await smcRun(['sysctl', 'set', '--netns', NS, 'hs_ctrl=nosuch', '--json']);
+      expect(j.code).toBe(1);
+      expect(JSON.parse(j.stdout).error).toMatchObject({ code: 'EINVAL', message: expect.stringMatching(/kernel refused "nosuch" for net\.smc\.hs_ctrl in .*\(EINVAL\)/) });
+      // too long for the kernel's 16-byte field: refused before writing (usage)
+      const long = await smcRun(['sysctl', 'set', 'hs_ctrl=a_name_of_16_chr']);
+      expect(long.code).toBe(2);
+      expect(sysctl('hs_ctrl')).toBe('');
+      // the empty name (no controller) is accepted
+      const clear = await smcRun(['sysctl', 'set', 'hs_ctrl=']);
+      expect(clear.code, clear.stderr).toBe(0);
+    }, SLOW);
+  });
+
+  it('IPPROTO_SMC sockets in sock_diag: right ports, zeroed addresses (kernel gap, same code as 6.12)', async () => {
+    // smc_diag_msg_common_fill() copies addresses only for sk_protocol SMCPROTO_SMC / SMCPROTO_SMC6 (AF_SMC
+    // sockets); an IPPROTO_SMC socket has sk_protocol IPPROTO_SMC (256), so only ports and family come back.
+    // The connecting socket has family AF_INET (inet_create); one accepted from an IPPROTO_SMC listener is
+    // allocated as PF_SMC (smc_sock_alloc) and reports 43, like an AF_SMC socket
+    interface Raw { side: string; family: number; mode: string; sport: number; dport: number; src: string; dst: string }
+    type Ends = { local: { address: string; port: number }; remote: { address: string; port: number } };
+    interface Out { raw: Raw[]; node: Record<'client' | 'server', { local: string; remote: string }>; info: Record<'client' | 'server', Ends>; listed: (Ends & { side: string })[] }
+    const zero = '0'.repeat(32);
+    const lo = `7f000001${'0'.repeat(24)}`;
+    const port = (hostPort: string): number => Number(hostPort.split(':').at(-1));
+    const check = async (proto: string): Promise<Out> => {
+      const { run: r, results } = await runScenario('ipproto-diag.cjs', [], {}, ['--proto', proto]);
+      const out = results[0] as unknown as Out & { ok: boolean };
+      expect(out?.ok, r.stdout + r.stderr).toBe(true);
+      console.log(`${proto}: ${JSON.stringify(out.raw)}`);
+      expect(out.raw.map((x) => [x.side, x.mode])).toEqual([['client', 'smcd'], ['server', 'smcd']]);
+      const [client, server] = out.raw as [Raw, Raw];
+      expect([client.sport, client.dport]).toEqual([port(out.node.client.local), port(out.node.client.remote)]);
+      expect([server.sport, server.dport]).toEqual([port(out.node.server.local), port(out.node.server.remote)]);
+      return out;
+    };
+    const ipproto = await check('ipproto');
+    expect(ipproto.raw.map((x) => [x.side, x.family, x.src, x.dst])).toEqual([['client', 2, zero, zero], ['server', 43, zero, zero]]);
+    // getSmcInfo fills them from the socket itself; a namespace listing (no socket at hand) cannot
+    for (const side of ['client', 'server'] as const) {
+      const i = ipproto.info[side];
+      expect(`${i.local.address}:${i.local.port}`, side).toBe(ipproto.node[side].local);
+      expect(`${i.remote.address}:${i.remote.port}`, side).toBe(ipproto.node[side].remote);
+    }
+    console.log(`stats sockets view of IPPROTO_SMC sockets: ${JSON.stringify(ipproto.listed)}`);
+    expect(ipproto.listed.map((x) => x.local.address)).toEqual(['*', '*']);
+    const afSmc = await check('af_smc');
+    for (const x of afSmc.raw) expect(x, 'AF_SMC row').toMatchObject({ family: 43, src: lo, dst: lo });
+  }, SLOW);
+
+  it('the SMC TCP ULP is gone (7.0): the kernel offers no "smc" ULP', () => {
+    expect(fs.readFileSync('/proc/sys/net/ipv4/tcp_available_ulp', 'utf8').split(/\s+/)).not.toContain('smc');
+  });
+});

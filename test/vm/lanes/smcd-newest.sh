@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Lane smcd-newest: the SMC-D suite on the newest kernel Debian serves (the highest linux-source-X.Y in
+# trixie-backports, resolved at build time; 7.3 in 2026-11), built with DIBS + DIBS_LO (loopback-ism, 6.18+),
+# SMC, SMC_DIAG and SMC_HS_CTRL_BPF from test/vm/smcd/config-7.x.fragment. One guest boot.
+# usage: smcd-newest.sh RUN_DIR (new or empty; the guest leaves its results in RUN_DIR/results)
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+KERNEL=$(nice -n 5 bash "$HERE/smcd/build-kernel.sh" --series newest --suite trixie-backports --fragment config-7.x.fragment)
+exec bash "$HERE/smcd/boot.sh" --timeout 1500 --kernel "$KERNEL" "$HERE/jobs/smcd-newest.sh" "$1"
