@@ -33,8 +33,12 @@ esac
 ARCH_REPO=$PWD
 arch_setup "$arch"
 echo "== $arch: node $ARCH_NODE_VERSION ($ARCH_NODE), sysroot $(tr '\n' ' ' <"$ARCH_SYSROOT/.complete")"
-bash scripts/build-prebuilds.sh "$arch"
-npm run -s build:ts
+# SMC_RUN_ARCH_PREPARED=1: the caller built dist/ and this arch's prebuild already (.ci/run runs the lanes
+# side by side, and two builds writing dist/ at once would race)
+if [ "${SMC_RUN_ARCH_PREPARED:-}" != 1 ]; then
+  bash scripts/build-prebuilds.sh "$arch"
+  npm run -s build:ts
+fi
 
 host_node=$(command -v node)
 export QEMU_LD_PREFIX=$ARCH_SYSROOT NODE_PATH=$ARCH_TOOLING PREBUILDS_ONLY=1 SMC_RUN_ARCH_LANE=$arch
