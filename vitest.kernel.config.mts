@@ -9,7 +9,7 @@ import { defineConfig } from 'vitest/config';
 const SUITES: Record<string, string[]> = {
   // the integration files that also run on the host (they assert SMC when SMC_RUN_EXPECT is set) plus the
   // kernel-only tests
-  smcd: ['test/integration/paths.test.ts', 'test/integration/sockopt.test.ts', 'test/integration/promises.test.ts', 'test/kernel/smcd/**/*.test.ts',
+  smcd: ['test/integration/paths.test.ts', 'test/integration/sockopt.test.ts', 'test/integration/promises.test.ts', 'test/kernel/smcd/**/*.test.ts', 'test/kernel/common/**/*.test.ts',
     // connection bursts (#23): 6.12 only (they pin down this kernel's handshake-queue behaviour)
     'test/kernel/smcd-burst/**/*.test.ts'],
   // the SMC-D suite on the newest kernel Debian serves (lane smcd-newest: DIBS loopback, 6.19+ sysctls)
@@ -20,6 +20,8 @@ const SUITES: Record<string, string[]> = {
   smcr: ['test/kernel/smcr/**/*.test.ts'],
   // ends the peer guest: its own run, after the rest
   'smcr-last': ['test/kernel/smcr-last/**/*.test.ts'],
+  // Debian 12's 6.1 over SoftRoCE (lane smcr-6.1): the core subset and the checks every lane runs
+  'smcr-6.1': ['test/kernel/k61/**/*.test.ts', 'test/kernel/common/**/*.test.ts'],
 };
 
 function suiteName(): string {
