@@ -10,7 +10,10 @@ import { resolveNetns, type NamespaceTarget } from '../netns';
 import { SmcGenl, type SysInfo } from '../netlink/smc-genl';
 import { dumpSmcSockets, openSockDiag } from '../netlink/sockdiag';
 import { listSmcSysctls } from '../sysctl';
+import { kernelAtLeast } from '../sysctl/schema';
 import { readDibsDevices, type DibsDevice } from '../stats/system';
+import type { SmcDevice } from '../stats/system';
+import { getSmcDevices } from '../api/system';
 import { formatSize } from '../units';
 import { burstChecks, readBurstFacts } from './burst';
 import { DEFAULT_LAUNCH_OPTIONS, launchEnv } from '../launcher/env';
@@ -93,6 +96,28 @@ export function smcdDeviceText(dibs: readonly DibsDevice[] | null): string {
   return 'SMC-D: an ISMv2 device is registered (loopback-ism on non-s390; the kernel leaves it out of its SMC-D device list)';
 }
 
+// SMC picks an RDMA port for a connection by the interface the route leaves through: it learns a port's
+// interface from the RDMA driver, or from a PNET ID given to both. Before the fix "net/smc: Fix lookup of
+// netdev by using ib_device_get_netdev()" (Linux 6.12; Debian 12's 6.1 lacks it) SMC asked the driver's
+// ops.get_netdev, which SoftRoCE (rdma_rxe) and newer mlx5 do not implement: such ports are never chosen.
+// A PNET ID pairs them, but with SoftRoCE on 6.1 (Debian 12's 6.1.176) the SMC-R link setup then fails and
+// the kernel hangs freeing the link (smc_wr_drain_cq): for SoftRoCE the remedy is a newer kernel.
+const SMC_NETDEV_LOOKUP = 'SMC before Linux 6.12 asks the RDMA driver, and SoftRoCE (rdma_rxe) does not answer';
+const smcNetdevFix = (p: RdmaPort): string =>
+  `use Linux 6.12+; with RoCE hardware a PNET ID shared by port and interface on both hosts also works (smc-tools: smc_pnet -a ID -I ${p.netdevs[0]} -D ${p.device} -P ${p.port}), but not with SoftRoCE on 6.1 (the SMC-R link setup hangs in the kernel)`;
+
+/** Active RDMA ports bound to an interface (sysfs) that SMC's device list shows with neither net device nor PNET ID. */
+function portsSmcCannotPlace(target: NamespaceTarget, active: RdmaPort[]): RdmaPort[] {
+  let devices: SmcDevice[];
+  try {
+    devices = getSmcDevices(target).smcr;
+  } catch {
+    return []; // no SMC genl: kernel.genl says so
+  }
+  return active.filter((p) => p.netdevs.length > 0 &&
+    devices.some((d) => d.name === p.device && d.ports.some((q) => q.port === p.port && q.netdevIndex === 0 && !q.pnetId)));
+}
+
 export interface DoctorFacts {
   afSmc: boolean;
   sysInfo: SysInfo | undefined;
@@ -155,9 +180,13 @@ export function runChecks(target: NamespaceTarget): { checks: Check[]; facts: Do
   // ---- devices
   const si = facts.sysInfo;
   const smcd = si?.ismV2 === true;
+  // what loopback-ism would take on this kernel: nothing an option can give before 6.10
+  const noLoopback = !kernelAtLeast(release, '6.10')
+    ? `this kernel (${release}) predates loopback-ism, which came in Linux 6.10`
+    : `loopback-ism needs ${kernelAtLeast(release, '6.18') ? 'CONFIG_DIBS and CONFIG_DIBS_LO' : 'CONFIG_SMC_LO'}`;
   checks.push(smcd
     ? ok('devices.smcd', smcdDeviceText(readDibsDevices()))
-    : info('devices.smcd', 'SMC-D: no ISM or loopback-ism device (loopback-ism needs CONFIG_SMC_LO, 6.10+): connections inside this host cannot use SMC-D'));
+    : info('devices.smcd', `SMC-D: no ISM or loopback-ism device (${noLoopback}): connections inside this host cannot use SMC-D`));
   facts.rdma = rdmaPorts();
   const active = facts.rdma.filter((p) => p.state === 'ACTIVE');
   if (active.length > 0) {
@@ -167,6 +196,11 @@ export function runChecks(target: NamespaceTarget): { checks: Check[]; facts: Do
     checks.push(warn('devices.smcr', `SMC-R: RDMA devices present but no port is ACTIVE (${facts.rdma.map((p) => `${p.device}/${p.port} ${p.state}`).join(', ')})`, 'bring the bound network interface up'));
   } else {
     checks.push(info('devices.smcr', 'SMC-R: no RDMA device (a RoCE NIC, or SoftRoCE: rdma link add rxe0 type rxe netdev eth0)'));
+  }
+  const blind = active.length > 0 ? portsSmcCannotPlace(target, active) : [];
+  if (blind.length > 0) {
+    const names = blind.map((p) => `${p.device}/${p.port} (on ${p.netdevs.join(',')})`).join(', ');
+    checks.push(warn('devices.smcr_netdev', `SMC-R: the kernel's SMC does not know which interface ${names} serves (its device list shows no net device and no PNET ID; ${SMC_NETDEV_LOOKUP}): connections fall back with NOSMCDEV`, smcNetdevFix(blind[0] as RdmaPort)));
   }
   const v2Only = active.length > 0 && active.every((p) => p.gidTypes.length > 0 && p.gidTypes.every((t) => /v2/i.test(t)));
   if (!smcd && active.length === 0) {
@@ -196,7 +230,8 @@ export function runChecks(target: NamespaceTarget): { checks: Check[]; facts: Do
     else if (ac !== undefined) checks.push(ok('sysctl.autocorking_size', `net.smc.autocorking_size ${formatSize(Number(ac))} (coalesces small writes on SMC-R)`));
     const wmem = Number(values.get('wmem') ?? 0);
     const rmem = Number(values.get('rmem') ?? 0);
-    if (wmem > 0 && (wmem <= 65536 || rmem <= 65536)) {
+    // SMC-D advice only where SMC-D can happen (an ISM or loopback-ism device is there)
+    if (smcd && wmem > 0 && (wmem <= 65536 || rmem <= 65536)) {
       checks.push(info('sysctl.buffers', `net.smc.wmem/rmem ${formatSize(wmem)}/${formatSize(rmem)}: SMC-D bulk transfers are slower than TCP until raised (SMC-D caps buffers at 1 MiB)`, 'smc-run sysctl set wmem=1M rmem=1M, or per program: smc-run -t 1M -r 1M'));
     }
     const hs = values.get('limit_smc_hs');
