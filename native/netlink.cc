@@ -8,6 +8,8 @@
 
 #include <cstring>
 
+#include <algorithm>
+#include <unordered_set>
 #include <vector>
 
 #include "errno_error.h"
@@ -107,15 +109,50 @@ bool EndsReply(const std::vector<uint8_t>& d, uint32_t seq) {
   return false;
 }
 
-// netlinkRequestAsync(fd, request, seq) -> Promise<Buffer[]>: sends one request and receives datagrams on
-// a libuv thread-pool thread until the reply for seq ends, so the event loop never waits for the kernel
-// (a dump of thousands of sockets, or the socket's 5 s receive timeout). The fd must stay open until the
-// promise settles; one request per fd at a time.
+// Which messages of a dump to hand back: those of msg_type whose u64 (host order) at key_offset of the
+// payload is one of keys, and every message of another type (DONE, ERROR). Lets a lookup of a few sockets
+// in a dump of thousands copy and parse only those few on the main thread.
+struct KeyFilter {
+  bool active = false;
+  uint16_t msg_type = 0;
+  size_t key_offset = 0;
+  std::unordered_set<uint64_t> keys;
+
+  // The datagram with only the kept messages (each aligned, as the kernel lays them out).
+  std::vector<uint8_t> Apply(const std::vector<uint8_t>& d) const {
+    std::vector<uint8_t> out;
+    size_t off = 0;
+    while (off + sizeof(nlmsghdr) <= d.size()) {
+      nlmsghdr h;
+      std::memcpy(&h, d.data() + off, sizeof(h));
+      if (h.nlmsg_len < sizeof(nlmsghdr) || off + h.nlmsg_len > d.size()) {  // malformed: TS reports it
+        out.insert(out.end(), d.begin() + off, d.end());
+        break;
+      }
+      size_t step = std::min<size_t>(NLMSG_ALIGN(h.nlmsg_len), d.size() - off);
+      bool keep = h.nlmsg_type != msg_type;
+      if (!keep && h.nlmsg_len >= NLMSG_HDRLEN + key_offset + sizeof(uint64_t)) {
+        uint64_t key;
+        std::memcpy(&key, d.data() + off + NLMSG_HDRLEN + key_offset, sizeof(key));
+        keep = keys.count(key) > 0;
+      }
+      if (keep) out.insert(out.end(), d.begin() + off, d.begin() + off + step);
+      off += step;
+    }
+    return out;
+  }
+};
+
+// netlinkRequestAsync(fd, request, seq[, filter]) -> Promise<Buffer[]>: sends one request and receives
+// datagrams on a libuv thread-pool thread until the reply for seq ends, so the event loop never waits for
+// the kernel (a dump of thousands of sockets, or the socket's 5 s receive timeout). With a filter
+// ({ type, offset, keys: BigUint64Array }) only the matching messages come back. The fd must stay open
+// until the promise settles; one request per fd at a time.
 class RequestWorker : public Napi::AsyncWorker {
  public:
-  RequestWorker(Napi::Env env, int fd, std::vector<uint8_t> request, uint32_t seq)
+  RequestWorker(Napi::Env env, int fd, std::vector<uint8_t> request, uint32_t seq, KeyFilter filter)
       : Napi::AsyncWorker(env, "smc-run:netlink"), deferred_(Napi::Promise::Deferred::New(env)),
-        fd_(fd), request_(std::move(request)), seq_(seq) {}
+        fd_(fd), request_(std::move(request)), seq_(seq), filter_(std::move(filter)) {}
   Napi::Promise Promise() { return deferred_.Promise(); }
 
   void Execute() override {
@@ -139,7 +176,8 @@ class RequestWorker : public Napi::AsyncWorker {
       if (n < 0) { err_ = errno; syscall_ = "recv"; return; }
       buf.resize(n);
       bool done = EndsReply(buf, seq_);
-      datagrams_.push_back(std::move(buf));
+      if (filter_.active) buf = filter_.Apply(buf);
+      if (!buf.empty()) datagrams_.push_back(std::move(buf));
       if (done) return;
     }
   }
@@ -165,6 +203,7 @@ class RequestWorker : public Napi::AsyncWorker {
   int fd_;
   std::vector<uint8_t> request_;
   uint32_t seq_;
+  KeyFilter filter_;
   std::vector<std::vector<uint8_t>> datagrams_;
   int err_ = 0;
   const char* syscall_ = "";
@@ -178,8 +217,23 @@ Napi::Value NetlinkRequestAsync(const Napi::CallbackInfo& info) {
   }
   Napi::Uint8Array req = info[1].As<Napi::Uint8Array>();
   std::vector<uint8_t> copy(req.Data(), req.Data() + req.ByteLength());
+  KeyFilter filter;
+  if (info.Length() >= 4 && info[3].IsObject()) {
+    Napi::Object f = info[3].As<Napi::Object>();
+    Napi::Value keys = f.Get("keys");
+    if (!f.Get("type").IsNumber() || !f.Get("offset").IsNumber() || !keys.IsTypedArray() ||
+        keys.As<Napi::TypedArray>().TypedArrayType() != napi_biguint64_array) {
+      Napi::TypeError::New(env, "netlinkRequestAsync filter: { type, offset, keys: BigUint64Array }").ThrowAsJavaScriptException();
+      return env.Null();
+    }
+    Napi::TypedArrayOf<uint64_t> k = keys.As<Napi::TypedArrayOf<uint64_t>>();
+    filter.active = true;
+    filter.msg_type = static_cast<uint16_t>(f.Get("type").As<Napi::Number>().Uint32Value());
+    filter.key_offset = f.Get("offset").As<Napi::Number>().Uint32Value();
+    filter.keys.insert(k.Data(), k.Data() + k.ElementLength());
+  }
   auto* worker = new RequestWorker(env, info[0].As<Napi::Number>().Int32Value(), std::move(copy),
-                                   info[2].As<Napi::Number>().Uint32Value());
+                                   info[2].As<Napi::Number>().Uint32Value(), std::move(filter));
   Napi::Promise p = worker->Promise();
   worker->Queue();  // the worker deletes itself after OnOK/OnError
   return p;

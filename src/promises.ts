@@ -2,12 +2,13 @@
 // node:fs/promises. Every netlink request and receive runs on a libuv thread-pool thread (the addon's
 // netlinkRequestAsync); the parsing, policy and types are the sync API's own (src/stats, src/netlink).
 // getSmcInfo calls made in the same tick share one sock_diag dump: the kernel has no per-socket filter for
-// SMC sockets, so one dump answers them all.
+// SMC sockets, so one dump answers them all, and the receiving thread keeps only their rows.
 import type * as net from 'node:net';
 import { addon } from './native';
 import { explainNetnsError, resolveNetns, type NamespaceTarget } from './netns';
 import { NetlinkSocket } from './netlink/socket';
-import { dumpSmcMessagesAsync, openSockDiag, parseSmcDiagMessage, payloadsByInode } from './netlink/sockdiag';
+import { dumpSmcMessagesAsync, findSmcMessagesAsync, openSockDiag, parseSmcDiagMessage } from './netlink/sockdiag';
+import { AF_SMC, SOL_SOCKET, SO_DOMAIN } from './constants';
 import { familyOf, fdOf, tcpInfo, toSocketInfo, type SmcSocketInfo } from './stats/sockets';
 import { withSmcGenlAsync } from './api/genl';
 import { loopbackIsmPresent, type SmcDevices, type SmcLinkGroups, type SmcSystemInfo } from './api/system';
@@ -23,19 +24,29 @@ export type { NamespaceTarget } from './netns';
 
 interface Pending {
   socket: net.Socket;
+  fd: number;
   inode: bigint;
   family: number;
+  /** dumps this call has been looked up in */
+  dumps: number;
   resolve: (info: SmcSocketInfo) => void;
   reject: (e: unknown) => void;
 }
+
+/**
+ * The kernel resumes a multi-part SMC sock_diag dump by position in its socket list, so a socket can be
+ * missed when others close while the dump is read (seen in the SMC-D guest under connection churn). An
+ * SMC socket a dump did not list is looked up again, up to this many dumps in all.
+ */
+const MAX_DUMPS = 3;
 
 /** The calls waiting for the next dump, and whether one is being read now (at most one at a time). */
 let waiting: Pending[] = [];
 let scheduled = false;
 let inFlight = false;
 
-/** Dumps one generation of SMC sockets in the caller's namespace, off the main thread. */
-async function dumpPayloads(): Promise<Map<bigint, Buffer> | undefined> {
+/** One dump in the caller's namespace, off the main thread, keeping only the rows of these inodes. */
+async function dumpRows(inodes: bigint[]): Promise<Map<bigint, Buffer> | undefined> {
   let nl: NetlinkSocket;
   try {
     nl = openSockDiag();
@@ -43,7 +54,7 @@ async function dumpPayloads(): Promise<Map<bigint, Buffer> | undefined> {
     return undefined; // no sock_diag for netlink here: nothing is an SMC socket
   }
   try {
-    return payloadsByInode(await dumpSmcMessagesAsync(nl));
+    return await findSmcMessagesAsync(nl, inodes);
   } catch (e) {
     // ENOENT: this kernel has no SMC sock_diag (smc_diag not loaded): nothing is an SMC socket
     if ((e as { code?: string }).code === 'ENOENT') return undefined;
@@ -53,14 +64,27 @@ async function dumpPayloads(): Promise<Map<bigint, Buffer> | undefined> {
   }
 }
 
+/** The socket is still open and the kernel says it is an SMC socket (so a dump must list it). */
+function stillSmc(p: Pending): boolean {
+  if (p.socket.destroyed) return false;
+  try {
+    return addon().getSockOptInt(p.fd, SOL_SOCKET, SO_DOMAIN) === AF_SMC;
+  } catch {
+    return false;
+  }
+}
+
 async function runBatch(batch: Pending[]): Promise<void> {
   inFlight = true;
   try {
-    const byInode = await dumpPayloads();
+    const rows = await dumpRows(batch.map((p) => p.inode));
     for (const p of batch) {
       try {
-        const payload = byInode?.get(p.inode);
-        p.resolve(payload ? toSocketInfo(parseSmcDiagMessage(payload), p.family) : tcpInfo(p.socket, p.family, p.inode));
+        p.dumps++;
+        const payload = rows?.get(p.inode);
+        if (payload) p.resolve(toSocketInfo(parseSmcDiagMessage(payload), p.family));
+        else if (rows && p.dumps < MAX_DUMPS && stillSmc(p)) waiting.push(p);
+        else p.resolve(tcpInfo(p.socket, p.family, p.inode));
       } catch (e) {
         p.reject(e);
       }
@@ -95,7 +119,7 @@ export function getSmcInfo(socket: net.Socket): Promise<SmcSocketInfo> {
     const fd = fdOf(socket);
     const inode = addon().fstatInode(fd);
     return new Promise((resolve, reject) => {
-      waiting.push({ socket, inode, family: familyOf(socket), resolve, reject });
+      waiting.push({ socket, fd, inode, family: familyOf(socket), dumps: 0, resolve, reject });
       schedule();
     });
   } catch (e) {

@@ -15,6 +15,8 @@ export const SMC_DIAG_FALLBACK = 5;
 
 const SOCKID_LEN = 48;
 const SMC_DIAG_MSG_LEN = 64;
+/** smc_diag_msg.diag_inode: a host-order u64 */
+const SMC_DIAG_INODE_OFFSET = 56;
 const CONNINFO_LEN = 76;
 const LINKINFO_LEN = 146;
 const IB_DEVICE_NAME_MAX = 64;
@@ -250,10 +252,20 @@ export async function dumpSmcMessagesAsync(nl: NetlinkSocket, ext = allExtension
   return msgs.filter((m) => m.type === SOCK_DIAG_BY_FAMILY).map((m) => m.payload);
 }
 
+/**
+ * The rows of the given inodes only, from one dump received off the main thread: the inode filter runs on
+ * the receiving thread, so a lookup of a few sockets among thousands costs the event loop those few.
+ */
+export async function findSmcMessagesAsync(nl: NetlinkSocket, inodes: readonly bigint[], ext = allExtensions()): Promise<Map<bigint, Buffer>> {
+  const filter = { type: SOCK_DIAG_BY_FAMILY, offset: SMC_DIAG_INODE_OFFSET, keys: BigUint64Array.from(inodes) };
+  const msgs = await nl.requestAsync(SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, buildSmcDiagRequest(ext), 'SMC sock_diag dump', filter);
+  return payloadsByInode(msgs.filter((m) => m.type === SOCK_DIAG_BY_FAMILY).map((m) => m.payload));
+}
+
 /** Payloads by inode, reading nothing but the inode field: callers parse only the rows they need. */
 export function payloadsByInode(payloads: readonly Buffer[]): Map<bigint, Buffer> {
   const out = new Map<bigint, Buffer>();
-  for (const p of payloads) if (p.length >= SMC_DIAG_MSG_LEN) out.set(u64(p, 56), p);
+  for (const p of payloads) if (p.length >= SMC_DIAG_MSG_LEN) out.set(u64(p, SMC_DIAG_INODE_OFFSET), p);
   return out;
 }
 

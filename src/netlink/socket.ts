@@ -36,6 +36,16 @@ function describe(errno: number): string {
 
 const MAX_DATAGRAMS = 1_000_000; // a dump longer than this is a kernel or parser bug, not data
 
+/**
+ * Keeps, of a dump's messages of `type`, only those whose host-order u64 at payload `offset` is one of
+ * `keys` (applied on the thread that receives, so the main thread copies and parses only those).
+ */
+export interface ReplyFilter {
+  type: number;
+  offset: number;
+  keys: BigUint64Array;
+}
+
 /** Collects one request's reply from its datagrams; the sync and async requests share it. */
 class Reply {
   readonly messages: NlMessage[] = [];
@@ -110,10 +120,10 @@ export class NetlinkSocket {
    * while the kernel builds a large dump or a reply is late. For dumps and acked requests (the native side
    * stops at NLMSG_DONE / NLMSG_ERROR). One request at a time per socket.
    */
-  async requestAsync(type: number, flags: number, payload: Buffer, what: string): Promise<NlMessage[]> {
+  async requestAsync(type: number, flags: number, payload: Buffer, what: string, filter?: ReplyFilter): Promise<NlMessage[]> {
     if (!(flags & (NLM_F_DUMP | NLM_F_ACK))) throw new TypeError(`${what}: requestAsync needs a dump or an acked request`);
     const seq = this.nextSeq();
-    const datagrams = await addon().netlinkRequestAsync(this.fd, buildMessage(type, flags, seq, payload), seq);
+    const datagrams = await addon().netlinkRequestAsync(this.fd, buildMessage(type, flags, seq, payload), seq, filter);
     const reply = new Reply(seq, flags, what);
     for (const d of datagrams) if (reply.take(d)) return reply.messages;
     throw new NetlinkParseError(`${what}: reply never ended`);

@@ -7,12 +7,15 @@ import { enableSmc } from '../../src/index';
 import { addon } from '../../src/native';
 import { NLM_F_DUMP } from '../../src/netlink/message';
 import { NetlinkSocket } from '../../src/netlink/socket';
+import { u64 } from '../../src/netlink/host-order';
 import * as promises from '../../src/promises';
 import { getSmcInfo, listSmcSockets } from '../../src/stats/sockets';
 import { EXPECT_MODE } from '../helpers/run';
 
 const NETLINK_ROUTE = 0;
 const RTM_GETLINK = 18;
+const RTM_NEWADDR = 20;
+const RTM_GETADDR = 22;
 
 describe('smc-run/promises', () => {
   let server: net.Server;
@@ -108,6 +111,25 @@ describe('smc-run/promises', () => {
       expect(ticks).toBeGreaterThan(50);
     } finally {
       clearInterval(timer);
+      nl.close();
+    }
+  });
+
+  it('a filtered dump keeps only the messages whose key matches, and the terminator', async () => {
+    const nl = NetlinkSocket.open(NETLINK_ROUTE);
+    try {
+      const flags = 0x1 | NLM_F_DUMP;
+      const all = await nl.requestAsync(RTM_GETADDR, flags, Buffer.alloc(8), 'addresses');
+      expect(all.length).toBeGreaterThan(0);
+      // key: the host-order u64 at payload offset 0 (ifaddrmsg family, prefixlen, flags, scope, index)
+      const key = u64(all[0]!.payload, 0);
+      const want = all.filter((m) => u64(m.payload, 0) === key);
+      const kept = await nl.requestAsync(RTM_GETADDR, flags, Buffer.alloc(8), 'addresses', { type: RTM_NEWADDR, offset: 0, keys: BigUint64Array.of(key) });
+      expect(kept.map((m) => m.payload.toString('hex'))).toEqual(want.map((m) => m.payload.toString('hex')));
+      const none = await nl.requestAsync(RTM_GETADDR, flags, Buffer.alloc(8), 'addresses', { type: RTM_NEWADDR, offset: 0, keys: BigUint64Array.of(key ^ 0xffn) });
+      expect(none.length).toBe(all.filter((m) => u64(m.payload, 0) === (key ^ 0xffn)).length);
+      expect(none.length).toBeLessThan(all.length);
+    } finally {
       nl.close();
     }
   });
