@@ -8,8 +8,8 @@ import { addon } from './native';
 import { explainNetnsError, resolveNetns, type NamespaceTarget } from './netns';
 import { NetlinkSocket } from './netlink/socket';
 import { dumpSmcMessagesAsync, findSmcMessagesAsync, openSockDiag, parseSmcDiagMessage } from './netlink/sockdiag';
-import { AF_SMC, SOL_SOCKET, SO_DOMAIN } from './constants';
-import { familyOf, fdOf, tcpInfo, toSocketInfo, type SmcSocketInfo } from './stats/sockets';
+import { AF_SMC, IPPROTO_SMC, SOL_SOCKET, SO_DOMAIN, SO_PROTOCOL } from './constants';
+import { familyOf, fdOf, tcpInfo, toSocketInfo, withOwnAddresses, type SmcSocketInfo } from './stats/sockets';
 import { withSmcGenlAsync } from './api/genl';
 import { loopbackIsmPresent, type SmcDevices, type SmcLinkGroups, type SmcSystemInfo } from './api/system';
 import { SMC_CMD, parseSysInfo } from './netlink/smc-genl';
@@ -68,7 +68,8 @@ async function dumpRows(inodes: bigint[]): Promise<Map<bigint, Buffer> | undefin
 function stillSmc(p: Pending): boolean {
   if (p.socket.destroyed) return false;
   try {
-    return addon().getSockOptInt(p.fd, SOL_SOCKET, SO_DOMAIN) === AF_SMC;
+    const a = addon();
+    return a.getSockOptInt(p.fd, SOL_SOCKET, SO_DOMAIN) === AF_SMC || a.getSockOptInt(p.fd, SOL_SOCKET, SO_PROTOCOL) === IPPROTO_SMC;
   } catch {
     return false;
   }
@@ -82,7 +83,10 @@ async function runBatch(batch: Pending[]): Promise<void> {
       try {
         p.dumps++;
         const payload = rows?.get(p.inode);
-        if (payload) p.resolve(toSocketInfo(parseSmcDiagMessage(payload), p.family));
+        if (payload) {
+          const row = parseSmcDiagMessage(payload);
+          p.resolve(withOwnAddresses(toSocketInfo(row, p.family), row, p.socket));
+        }
         else if (rows && p.dumps < MAX_DUMPS && stillSmc(p)) waiting.push(p);
         else p.resolve(tcpInfo(p.socket, p.family, p.inode));
       } catch (e) {
