@@ -1,0 +1,195 @@
+'use strict';
+// Observability at scale, in the SMC-D guest (as root): `stats sockets`, the promise API's listing and a
+// scrape of `stats serve` at 1,000 / 5,000 / 10,000 live SMC-D sockets (time and peak memory), and the
+// event-loop delay a server pays when it asks smc-run/promises about each new connection at 2,000 live
+// sockets, side by side with no lookup and with the blocking getSmcInfo.
+//   node bench/observability-scale.cjs [--sizes 1000,5000,10000] [--burst 300]
+// Buffers are set to the 16 KiB minimum in a fresh namespace so 10,000 sockets fit the guest's memory.
+// loopback-ism has at most 5,000 DMBs (SMC_LO_MAX_DMBS), one per SMC-D socket: past 5,000 sockets the new
+// connections fall back to TCP, so the 10,000 point is 5,000 SMC-D and 5,000 fallen-back SMC sockets (all
+// listed by sock_diag alike).
+// Writes bench/results/observability-scale.json and prints a table.
+const { spawn, execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const http = require('node:http');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+const { monitorEventLoopDelay } = require('node:perf_hooks');
+
+const ROOT = path.join(__dirname, '..');
+const BIN = path.join(ROOT, 'bin', 'smc-run');
+const arg = (name, def) => { const i = process.argv.indexOf(name); return i >= 0 ? process.argv[i + 1] : def; };
+const SIZES = arg('--sizes', '1000,5000,10000').split(',').map(Number);
+const BURST = Number(arg('--burst', '300'));
+const NS = `smcrun-obs-${process.pid}`;
+const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.length >> 1]; };
+
+// ---- the roles, each its own process inside the namespace ----
+async function holder() {
+  // holds `pairs` SMC-D connections (2 sockets each) to itself; grows on "grow N" lines; prints "ok N"
+  const api = require(path.join(ROOT, 'dist', 'index.js'));
+  const r = api.enableSmc();
+  if (!r.enabled) throw new Error(`no SMC: ${r.reason}`);
+  const server = net.createServer((s) => s.on('error', () => {}));
+  server.maxConnections = 100000;
+  await new Promise((res) => server.listen(0, '127.0.0.1', 4096, res));
+  const { port } = server.address();
+  const clients = [];
+  let buf = '';
+  process.stdin.on('data', async (d) => {
+    buf += d;
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const want = Number(buf.slice(0, i).split(' ')[1]);
+      buf = buf.slice(i + 1);
+      while (clients.length < want) {
+        const batch = [];
+        for (let k = 0; k < 50 && clients.length + batch.length < want; k++) {
+          batch.push(new Promise((res, rej) => { const c = net.connect(port, '127.0.0.1', () => res(c)); c.on('error', rej); }));
+        }
+        clients.push(...(await Promise.all(batch)));
+      }
+      process.stdout.write(`ok ${clients.length}\n`);
+    }
+  });
+}
+
+async function lookupServer(mode) {
+  // a server with 2,000 sockets' worth of neighbours (held by the holder); on each new connection it asks
+  // about the socket (mode: none | promise | sync) and answers one byte; event-loop delay over the burst
+  const api = require(path.join(ROOT, 'dist', 'index.js'));
+  const promises = require(path.join(ROOT, 'dist', 'promises.js'));
+  if (!api.enableSmc().enabled) throw new Error('no SMC');
+  const h = monitorEventLoopDelay({ resolution: 1 });
+  let seen = 0;
+  let smcd = 0;
+  const server = net.createServer(async (s) => {
+    s.on('error', () => {});
+    if (mode === 'promise') smcd += (await promises.getSmcInfo(s)).mode === 'smcd' ? 1 : 0;
+    if (mode === 'sync') smcd += api.getSmcInfo(s).mode === 'smcd' ? 1 : 0;
+    s.end('x');
+    if (++seen === BURST) {
+      h.disable();
+      process.stdout.write(`${JSON.stringify({ mode, p50: h.percentile(50) / 1e6, p99: h.percentile(99) / 1e6, max: h.max / 1e6, smcd })}\n`);
+      process.exit(0);
+    }
+  });
+  server.listen(0, '127.0.0.1', 1024, () => {
+    h.enable();
+    process.stdout.write(`port ${server.address().port}\n`);
+  });
+}
+
+async function burstClient(port) {
+  const api = require(path.join(ROOT, 'dist', 'index.js'));
+  api.enableSmc();
+  const one = () => new Promise((res) => { const c = net.connect(port, '127.0.0.1'); c.on('data', () => {}); c.on('close', res); c.on('error', res); });
+  // 20 at a time: a steady arrival of new connections, not a handshake storm
+  for (let i = 0; i < BURST; i += 20) await Promise.all(Array.from({ length: Math.min(20, BURST - i) }, one));
+}
+
+// ---- the driver ----
+const inNs = (args, opts = {}) => spawn('ip', ['netns', 'exec', NS, process.execPath, ...args], { stdio: ['pipe', 'pipe', 'inherit'], ...opts });
+function lines(child, onLine) {
+  let buf = '';
+  child.stdout.on('data', (d) => { buf += d; let i; while ((i = buf.indexOf('\n')) >= 0) { const l = buf.slice(0, i); buf = buf.slice(i + 1); onLine(l); } });
+}
+const nextLine = (child, pred) => new Promise((res) => lines(child, (l) => { if (pred(l)) res(l); }));
+
+/** One scrape on a connection of its own (a reused keep-alive connection may meet the server closing it). */
+function scrapeOnce(port) {
+  return new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port, path: '/metrics', agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (body += d));
+      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`scrape: HTTP ${res.statusCode}`))));
+    }).on('error', reject);
+  });
+}
+
+function timeRun(cmd, args) {
+  const t0 = process.hrtime.bigint();
+  const out = execFileSync(cmd, args, { maxBuffer: 1 << 30 });
+  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, out };
+}
+
+async function main() {
+  execFileSync('ip', ['netns', 'add', NS]);
+  try {
+    execFileSync('ip', ['netns', 'exec', NS, 'ip', 'link', 'set', 'lo', 'up']);
+    for (const k of ['wmem', 'rmem']) execFileSync(process.execPath, [BIN, 'sysctl', 'set', '--netns', NS, `${k}=16384`], { stdio: 'ignore' });
+    const holderProc = inNs([__filename, '--role', 'holder']);
+    const exporterPort = 19000 + (process.pid % 1000);
+    const exporter = spawn(process.execPath, [BIN, 'stats', 'serve', '--listen', `127.0.0.1:${exporterPort}`, '--netns', NS], { stdio: ['ignore', 'ignore', 'inherit'] });
+    await new Promise((r) => setTimeout(r, 3000));
+    const scale = [];
+    for (const size of SIZES) {
+      const got = nextLine(holderProc, (l) => l.startsWith('ok '));
+      holderProc.stdin.write(`grow ${size / 2}\n`);
+      await got;
+      await new Promise((r) => setTimeout(r, 1000));
+      const cli = [];
+      let listed = 0;
+      let listedSmcd = 0;
+      for (let i = 0; i < 3; i++) {
+        const r = timeRun(process.execPath, [BIN, 'stats', 'sockets', '--netns', NS, '--json']);
+        const rows = JSON.parse(r.out).sockets;
+        listed = rows.length;
+        listedSmcd = rows.filter((s) => s.mode === 'smcd').length;
+        cli.push(r.ms);
+      }
+      const scrape = [];
+      let smcdGauge = 0;
+      for (let i = 0; i < 3; i++) {
+        const t0 = process.hrtime.bigint();
+        const text = await scrapeOnce(exporterPort);
+        scrape.push(Number(process.hrtime.bigint() - t0) / 1e6);
+        smcdGauge = [...text.matchAll(/^smc_sockets\{[^}]*mode="(?:smcd|fallback)"[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+      }
+      const exporterRss = Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${exporter.pid}/status`, 'utf8'))?.[1]) * 1024;
+      const row = { sockets: size, listed, listedSmcd, statsSocketsMs: median(cli), scrapeMs: median(scrape), scrapeConnectedGauge: smcdGauge, exporterPeakRssBytes: exporterRss };
+      scale.push(row);
+      console.log(`${String(size).padStart(6)} sockets: stats sockets ${row.statsSocketsMs.toFixed(0)} ms (listed ${listed}, ${listedSmcd} SMC-D), scrape ${row.scrapeMs.toFixed(0)} ms (smcd+fallback gauge ${smcdGauge}), exporter peak RSS ${(exporterRss / 1048576).toFixed(0)} MiB`);
+    }
+    exporter.kill('SIGTERM');
+    holderProc.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 2000));
+    // event-loop delay at 2,000 live sockets
+    const h2 = inNs([__filename, '--role', 'holder']);
+    const ready = nextLine(h2, (l) => l.startsWith('ok '));
+    h2.stdin.write('grow 1000\n');
+    await ready;
+    const delay = [];
+    for (let round = 0; round < 3; round++) {
+      for (const mode of ['none', 'promise', 'sync']) {
+        const srv = inNs([__filename, '--role', 'lookup', mode]);
+        const result = nextLine(srv, (l) => l.startsWith('{'));
+        const port = Number((await nextLine(srv, (l) => l.startsWith('port '))).split(' ')[1]);
+        const cl = inNs([__filename, '--role', 'burst', String(port)]);
+        const r = JSON.parse(await result);
+        cl.kill('SIGTERM');
+        delay.push({ round, ...r });
+        console.log(`  round ${round} ${mode.padEnd(7)}: event-loop delay p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, max ${r.max.toFixed(1)} ms; SMC-D seen ${r.smcd}/${BURST}`);
+      }
+    }
+    h2.kill('SIGTERM');
+    const byMode = (m) => delay.filter((d) => d.mode === m);
+    const summary = Object.fromEntries(['none', 'promise', 'sync'].map((m) => [m, { p99: median(byMode(m).map((d) => d.p99)), p50: median(byMode(m).map((d) => d.p50)) }]));
+    console.log(`p99 added by the lookup at 2,000 sockets: promise ${(summary.promise.p99 - summary.none.p99).toFixed(2)} ms, sync ${(summary.sync.p99 - summary.none.p99).toFixed(2)} ms`);
+    const out = { kernel: os.release(), node: process.version, cpus: os.cpus().length, date: new Date().toISOString().slice(0, 10), burst: BURST, scale, delay, summary };
+    fs.writeFileSync(path.join(__dirname, 'results', 'observability-scale.json'), `${JSON.stringify(out, null, 2)}\n`);
+  } finally {
+    try { execFileSync('ip', ['netns', 'del', NS]); } catch {}
+  }
+}
+
+const role = process.argv.indexOf('--role');
+if (role >= 0) {
+  const r = process.argv[role + 1];
+  const run = r === 'holder' ? holder() : r === 'lookup' ? lookupServer(process.argv[role + 2]) : burstClient(Number(process.argv[role + 2]));
+  run.catch((e) => { console.error(e); process.exit(1); });
+} else {
+  main().catch((e) => { console.error(e); process.exit(1); });
+}
