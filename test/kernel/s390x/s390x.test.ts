@@ -217,10 +217,10 @@ describe.runIf(EXPECT_MODE === 'smcd')('s390x (big-endian) on a real SMC-D kerne
     expect(en.code, en.stderr).toBe(0);
     expect(en.stdout).toMatch(/limit_smc_hs: 0 -> 1/);
     expect(await kernelValue('limit_smc_hs', ns2)).toBe('1');
-    expect(SmcGenl.with(`/run/netns/${ns2}`, (g) => g.hsLimitation())).toBe(true);
-    expect(SmcGenl.with(undefined, (g) => g.hsLimitation())).toBe(false);
     const show = await smcRun(['hs-limit', 'show', '--netns', ns2]);
-    console.log(`hs-limit show: ${show.stdout.trim()}`);
+    const views = { ns2: SmcGenl.with(`/run/netns/${ns2}`, (g) => g.hsLimitation()), initial: SmcGenl.with(undefined, (g) => g.hsLimitation()) };
+    console.log(`hs-limit enable: ${en.stdout.trim()}; show: ${show.stdout.trim()}; generic netlink DUMP_HS_LIMITATION: ${JSON.stringify(views)}`);
+    expect(views).toEqual({ ns2: true, initial: false });
     expect(show.stdout).toMatch(/on/);
     const dis = await smcRun(['hs-limit', 'disable', '--netns', ns2]);
     expect(dis.code, dis.stderr).toBe(0);

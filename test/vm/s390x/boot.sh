@@ -62,7 +62,7 @@ APPEND+=" init=/smc-run-init smcrun.repo=$REPO smcrun.run=$RUN smcrun.job=$RUN/j
 APPEND+=" smcrun.ip=10.0.0.1/24 smcrun.ueid=$UEID smcrun.name=smcd-s390x"
 # unknown name=value parameters reach PID 1 as environment variables, and so every process of the guest
 APPEND+=" SMC_RUN_ADDON=$ADDON NAPI_RS_NATIVE_LIBRARY_PATH=/$ROLLDOWN"
-fs() { echo "-fsdev local,id=$1,path=$2,security_model=none,multidevs=remap$3 -device virtio-9p-ccw,fsdev=$1,mount_tag=$1"; }
+fs() { echo "-fsdev local,id=$1,path=$2,security_model=none,multidevs=remap${3:-} -device virtio-9p-ccw,fsdev=$1,mount_tag=$1"; }
 log "booting the s390x guest (qemu-system-s390x, TCG, $CPUS CPUs, $MEM MiB)"
 # shellcheck disable=SC2046
 timeout --kill-after=10 "$TIMEOUT" qemu-system-s390x -M s390-ccw-virtio -accel tcg,thread=multi,tb-size=256 -cpu max \

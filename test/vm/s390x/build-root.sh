@@ -11,7 +11,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
 . "$HERE/../lib.sh"
-PKGS=(bash coreutils util-linux mount iproute2 procps hostname grep sed findutils gzip nodejs)
+PKGS=(bash dash coreutils util-linux mount iproute2 procps hostname grep sed findutils gzip nodejs)
 ROLLDOWN=$(node -p "require('$REPO/node_modules/rolldown/package.json').version")
 KEY=$( (echo "${PKGS[*]} rolldown $ROLLDOWN"; cat "$0") | sha256sum | cut -c1-16)
 OUT=$CACHE_ROOT/root-s390x-$KEY
@@ -59,6 +59,8 @@ printf 'root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexisten
 printf 'root:x:0:\ntty:x:5:\nnogroup:x:65534:\n' > "$OUT.tmp/etc/group"
 printf '127.0.0.1 localhost\n::1 localhost\n' > "$OUT.tmp/etc/hosts"
 [ -x "$OUT.tmp/usr/bin/node" ] || ln -s nodejs "$OUT.tmp/usr/bin/node"
+# /bin/sh (the launcher and child_process with a shell need it): dash's maintainer script makes it
+[ -e "$OUT.tmp/usr/bin/sh" ] || ln -s dash "$OUT.tmp/usr/bin/sh"
 
 # rolldown's native binding for s390x (loaded through NAPI_RS_NATIVE_LIBRARY_PATH in the guest)
 tmp=$(mktemp -d)
