@@ -5,12 +5,17 @@
 // smc-run goes through the sysctl module where the kernel has the sysctl, so `hs-limit` and `sysctl
 // get/set limit_smc_hs` are one implementation with one set of checks and messages. Older kernels have
 // only the netlink door (Debian 12's 6.1: the commands work, the sysctl does not exist): there hs-limit
-// uses the netlink commands; a kernel with neither says so in one line (exit 1). When on, SMC listeners
+// uses the netlink commands; a kernel with neither says so in one line (exit 1). Big-endian hosts (s390x)
+// use the netlink door too: the kernel keeps the field as a bool but its sysctl handler writes an int, so
+// on a big-endian machine the sysctl's 1 lands in bytes the bool does not cover (seen on 6.12 s390x: the
+// sysctl read back 1, the netlink view said off, and after a netlink enable the sysctl reads 16777216).
+// When on, SMC listeners
 // created afterwards in that namespace take new connections as plain TCP while SMC handshakes are
 // backed up.
 import type { Argv } from 'yargs';
 import { withSmcGenl } from '../api/genl';
 import { NetlinkError } from '../netlink/socket';
+import { HOST_BYTE_ORDER } from '../netlink/host-order';
 import { readSmcSysctl, SysctlError, writeSmcSysctl } from '../sysctl';
 import type { NamespaceTarget } from '../netns';
 import type { RegisterCommand } from './commands';
@@ -27,8 +32,8 @@ interface HsArgs {
   json: boolean;
 }
 
-/** The netlink door, for kernels without the sysctl. */
-function viaNetlink(args: HsArgs, target: NamespaceTarget): void {
+/** The netlink door, for kernels without the sysctl and for big-endian hosts. */
+function viaNetlink(args: HsArgs, target: NamespaceTarget, why: string): void {
   let before: boolean;
   let after: boolean;
   try {
@@ -45,7 +50,6 @@ function viaNetlink(args: HsArgs, target: NamespaceTarget): void {
     throw e;
   }
   const via = 'netlink';
-  const why = 'SMC netlink; this kernel has no net.smc.limit_smc_hs';
   if (args.action === 'show') {
     if (args.json) printJson({ enabled: after, via });
     else process.stdout.write(`handshake limitation: ${after ? 'on' : 'off'} (${why})\n`);
@@ -58,11 +62,15 @@ function viaNetlink(args: HsArgs, target: NamespaceTarget): void {
 /** The sysctl door; ENOTSUP (the kernel has no such sysctl) sends the call to the netlink door. */
 function run(args: HsArgs): void {
   const target = targetOf(args);
+  if (HOST_BYTE_ORDER === 'BE') {
+    viaNetlink(args, target, 'SMC netlink; on a big-endian host the kernel\'s net.smc.limit_smc_hs sysctl misses its bool');
+    return;
+  }
   try {
     viaSysctl(args, target);
   } catch (e) {
     if (!(e instanceof SysctlError && e.code === 'ENOTSUP')) throw e;
-    viaNetlink(args, target);
+    viaNetlink(args, target, 'SMC netlink; this kernel has no net.smc.limit_smc_hs');
   }
 }
 
