@@ -66,8 +66,9 @@ async function lookupServer(mode) {
   let smcd = 0;
   const server = net.createServer(async (s) => {
     s.on('error', () => {});
-    if (mode === 'promise') smcd += (await promises.getSmcInfo(s)).mode === 'smcd' ? 1 : 0;
-    if (mode === 'sync') smcd += api.getSmcInfo(s).mode === 'smcd' ? 1 : 0;
+    // (not `smcd += await ...`: that reads smcd before the await and loses concurrent increments)
+    const info = mode === 'promise' ? await promises.getSmcInfo(s) : mode === 'sync' ? api.getSmcInfo(s) : undefined;
+    if (info?.mode === 'smcd') smcd++;
     s.end('x');
     if (++seen === BURST) {
       h.disable();
