@@ -32,6 +32,35 @@ int OpenNetlinkSocket(int protocol, int* err) {
 
 namespace {
 
+// One request to the kernel; 0 or errno.
+int SendToKernel(int fd, const uint8_t* data, size_t len) {
+  struct sockaddr_nl kernel = {};
+  kernel.nl_family = AF_NETLINK;
+  ssize_t n;
+  do {
+    n = sendto(fd, data, len, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof(kernel));
+  } while (n < 0 && errno == EINTR);
+  return n < 0 ? errno : 0;
+}
+
+// One datagram into out, its size peeked first (MSG_TRUNC) so large dump batches are never cut; 0 or
+// errno (the socket's receive timeout, EAGAIN, reported as ETIMEDOUT).
+int RecvDatagram(int fd, std::vector<uint8_t>* out) {
+  ssize_t size;
+  do {
+    size = recv(fd, nullptr, 0, MSG_PEEK | MSG_TRUNC);
+  } while (size < 0 && errno == EINTR);
+  if (size < 0) return errno == EAGAIN ? ETIMEDOUT : errno;
+  out->resize(size > 0 ? size : 1);
+  ssize_t n;
+  do {
+    n = recv(fd, out->data(), out->size(), 0);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return errno;
+  out->resize(n);
+  return 0;
+}
+
 Napi::Value NetlinkOpen(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsNumber()) {
@@ -54,45 +83,26 @@ Napi::Value NetlinkSend(const Napi::CallbackInfo& info) {
     Napi::TypeError::New(env, "netlinkSend(fd, request)").ThrowAsJavaScriptException();
     return env.Null();
   }
-  int fd = info[0].As<Napi::Number>().Int32Value();
   Napi::Uint8Array req = info[1].As<Napi::Uint8Array>();
-  struct sockaddr_nl kernel = {};
-  kernel.nl_family = AF_NETLINK;
-  ssize_t n;
-  do {
-    n = sendto(fd, req.Data(), req.ByteLength(), 0, reinterpret_cast<sockaddr*>(&kernel), sizeof(kernel));
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) ErrnoError(env, errno, "sendto").ThrowAsJavaScriptException();
+  int err = SendToKernel(info[0].As<Napi::Number>().Int32Value(), req.Data(), req.ByteLength());
+  if (err != 0) ErrnoError(env, err, "sendto").ThrowAsJavaScriptException();
   return env.Undefined();
 }
 
-// netlinkRecv(fd) -> Buffer holding one datagram (possibly several netlink messages). The size is
-// peeked first (MSG_TRUNC) so large dump batches are never cut.
+// netlinkRecv(fd) -> Buffer holding one datagram (possibly several netlink messages).
 Napi::Value NetlinkRecv(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsNumber()) {
     Napi::TypeError::New(env, "netlinkRecv(fd)").ThrowAsJavaScriptException();
     return env.Null();
   }
-  int fd = info[0].As<Napi::Number>().Int32Value();
-  ssize_t size;
-  do {
-    size = recv(fd, nullptr, 0, MSG_PEEK | MSG_TRUNC);
-  } while (size < 0 && errno == EINTR);
-  if (size < 0) {
-    ErrnoError(env, errno == EAGAIN ? ETIMEDOUT : errno, "recv").ThrowAsJavaScriptException();
+  std::vector<uint8_t> buf;
+  int err = RecvDatagram(info[0].As<Napi::Number>().Int32Value(), &buf);
+  if (err != 0) {
+    ErrnoError(env, err, "recv").ThrowAsJavaScriptException();
     return env.Null();
   }
-  std::vector<uint8_t> buf(size > 0 ? size : 1);
-  ssize_t n;
-  do {
-    n = recv(fd, buf.data(), buf.size(), 0);
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) {
-    ErrnoError(env, errno, "recv").ThrowAsJavaScriptException();
-    return env.Null();
-  }
-  return Napi::Buffer<uint8_t>::Copy(env, buf.data(), n);
+  return Napi::Buffer<uint8_t>::Copy(env, buf.data(), buf.size());
 }
 
 // The netlink header as this host lays it out: the only thing the async receive loop reads, to know
@@ -156,25 +166,12 @@ class RequestWorker : public Napi::AsyncWorker {
   Napi::Promise Promise() { return deferred_.Promise(); }
 
   void Execute() override {
-    struct sockaddr_nl kernel = {};
-    kernel.nl_family = AF_NETLINK;
-    ssize_t n;
-    do {
-      n = sendto(fd_, request_.data(), request_.size(), 0, reinterpret_cast<sockaddr*>(&kernel), sizeof(kernel));
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) { err_ = errno; syscall_ = "sendto"; return; }
+    err_ = SendToKernel(fd_, request_.data(), request_.size());
+    if (err_ != 0) { syscall_ = "sendto"; return; }
     for (size_t i = 0; i < kMaxDatagrams; i++) {
-      ssize_t size;
-      do {
-        size = recv(fd_, nullptr, 0, MSG_PEEK | MSG_TRUNC);
-      } while (size < 0 && errno == EINTR);
-      if (size < 0) { err_ = errno == EAGAIN ? ETIMEDOUT : errno; syscall_ = "recv"; return; }
-      std::vector<uint8_t> buf(size > 0 ? size : 1);
-      do {
-        n = recv(fd_, buf.data(), buf.size(), 0);
-      } while (n < 0 && errno == EINTR);
-      if (n < 0) { err_ = errno; syscall_ = "recv"; return; }
-      buf.resize(n);
+      std::vector<uint8_t> buf;
+      err_ = RecvDatagram(fd_, &buf);
+      if (err_ != 0) { syscall_ = "recv"; return; }
       bool done = EndsReply(buf, seq_);
       if (filter_.active) buf = filter_.Apply(buf);
       if (!buf.empty()) datagrams_.push_back(std::move(buf));

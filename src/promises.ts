@@ -5,11 +5,11 @@
 // SMC sockets, so one dump answers them all, and the receiving thread keeps only their rows.
 import type * as net from 'node:net';
 import { addon } from './native';
-import { explainNetnsError, resolveNetns, type NamespaceTarget } from './netns';
+import type { NamespaceTarget } from './netns';
 import { NetlinkSocket } from './netlink/socket';
 import { dumpSmcMessagesAsync, findSmcMessagesAsync, openSockDiag, parseSmcDiagMessage } from './netlink/sockdiag';
 import { AF_SMC, IPPROTO_SMC, SOL_SOCKET, SO_DOMAIN, SO_PROTOCOL } from './constants';
-import { familyOf, fdOf, tcpInfo, toSocketInfo, withOwnAddresses, type SmcSocketInfo } from './stats/sockets';
+import { familyOf, fdOf, openSockDiagFor, tcpInfo, toSocketInfo, withOwnAddresses, type SmcSocketInfo } from './stats/sockets';
 import { withSmcGenlAsync } from './api/genl';
 import { loopbackIsmPresent, type SmcDevices, type SmcLinkGroups, type SmcSystemInfo } from './api/system';
 import { SMC_CMD, parseSysInfo } from './netlink/smc-genl';
@@ -133,13 +133,7 @@ export function getSmcInfo(socket: net.Socket): Promise<SmcSocketInfo> {
 
 /** Every SMC socket of the caller's or the target's namespace, as listSmcSockets() gives them. */
 export async function listSmcSockets(opts: NamespaceTarget = {}): Promise<SmcSocketInfo[]> {
-  const ns = resolveNetns(opts);
-  let nl: NetlinkSocket;
-  try {
-    nl = openSockDiag(ns);
-  } catch (e) {
-    throw explainNetnsError(e, ns);
-  }
+  const nl = openSockDiagFor(opts);
   try {
     return (await dumpSmcMessagesAsync(nl)).map((p) => toSocketInfo(parseSmcDiagMessage(p)));
   } finally {

@@ -106,15 +106,19 @@ export interface SmcSocketRow extends SmcSocketInfo {
 
 export interface ListOptions extends NamespaceTarget {}
 
-/** Every SMC socket (listening, connected, closing) of the caller's or the target's namespace. */
-export function listSmcSockets(opts: ListOptions = {}): SmcSocketInfo[] {
-  const ns = resolveNetns(opts);
-  let nl: NetlinkSocket;
+/** A sock_diag socket in the caller's or the target's namespace, with namespace errors explained. */
+export function openSockDiagFor(target: NamespaceTarget): NetlinkSocket {
+  const ns = resolveNetns(target);
   try {
-    nl = openSockDiag(ns);
+    return openSockDiag(ns);
   } catch (e) {
     throw explainNetnsError(e, ns);
   }
+}
+
+/** Every SMC socket (listening, connected, closing) of the caller's or the target's namespace. */
+export function listSmcSockets(opts: ListOptions = {}): SmcSocketInfo[] {
+  const nl = openSockDiagFor(opts);
   try {
     return dumpSmcSockets(nl).map((r) => toSocketInfo(r));
   } finally {
