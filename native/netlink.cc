@@ -9,7 +9,6 @@
 #include <cstring>
 
 #include <algorithm>
-#include <unordered_set>
 #include <vector>
 
 #include "errno_error.h"
@@ -126,7 +125,10 @@ struct KeyFilter {
   bool active = false;
   uint16_t msg_type = 0;
   size_t key_offset = 0;
-  std::unordered_set<uint64_t> keys;
+  // sorted, for binary search. Filled by push_back, not a range insert: with GCC 12 a range insert of
+  // 8-byte elements pulls in std::__throw_bad_array_new_length (GLIBCXX_3.4.29), above the prebuilt
+  // addons' baseline (RHEL 8: 3.4.25)
+  std::vector<uint64_t> keys;
 
   // The datagram with only the kept messages (each aligned, as the kernel lays them out).
   std::vector<uint8_t> Apply(const std::vector<uint8_t>& d) const {
@@ -144,7 +146,7 @@ struct KeyFilter {
       if (!keep && h.nlmsg_len >= NLMSG_HDRLEN + key_offset + sizeof(uint64_t)) {
         uint64_t key;
         std::memcpy(&key, d.data() + off + NLMSG_HDRLEN + key_offset, sizeof(key));
-        keep = keys.count(key) > 0;
+        keep = std::binary_search(keys.begin(), keys.end(), key);
       }
       if (keep) out.insert(out.end(), d.begin() + off, d.begin() + off + step);
       off += step;
@@ -227,7 +229,8 @@ Napi::Value NetlinkRequestAsync(const Napi::CallbackInfo& info) {
     filter.active = true;
     filter.msg_type = static_cast<uint16_t>(f.Get("type").As<Napi::Number>().Uint32Value());
     filter.key_offset = f.Get("offset").As<Napi::Number>().Uint32Value();
-    filter.keys.insert(k.Data(), k.Data() + k.ElementLength());
+    for (size_t i = 0; i < k.ElementLength(); i++) filter.keys.push_back(k[i]);
+    std::sort(filter.keys.begin(), filter.keys.end());
   }
   auto* worker = new RequestWorker(env, info[0].As<Napi::Number>().Int32Value(), std::move(copy),
                                    info[2].As<Napi::Number>().Uint32Value(), std::move(filter));
