@@ -63,7 +63,14 @@ function viaNetlink(args: HsArgs, target: NamespaceTarget, why: string): void {
 function run(args: HsArgs): void {
   const target = targetOf(args);
   if (HOST_BYTE_ORDER === 'BE') {
-    viaNetlink(args, target, 'SMC netlink; on a big-endian host the kernel\'s net.smc.limit_smc_hs sysctl misses its bool');
+    try {
+      viaNetlink(args, target, 'SMC netlink; on a big-endian host the kernel\'s net.smc.limit_smc_hs sysctl misses its bool');
+    } catch (e) {
+      // no SMC netlink here: when the kernel has no SMC at all, reading the sysctl says so (ENOSMC), as on
+      // every other host; otherwise the netlink error stands
+      readSmcSysctl(NAME, target);
+      throw e;
+    }
     return;
   }
   try {
