@@ -14,6 +14,12 @@ export const SO_PROTOCOL = 38;
 export const SO_DOMAIN = 39;
 export const TCP_NODELAY = 1;
 export const TCP_CORK = 3;
+export const TCP_KEEPIDLE = 4;
+export const TCP_KEEPINTVL = 5;
+export const TCP_KEEPCNT = 6;
+export const TCP_INFO = 11;
+/** tcpi_state of a closed TCP socket (TCP_CLOSE in include/net/tcp_states.h) */
+export const TCP_STATE_CLOSE = 7;
 export const SOL_SMC = 286;
 export const SMC_LIMIT_HS = 1;
 export const NETLINK_SOCK_DIAG = 4;

@@ -24,7 +24,10 @@
 //   forwarded to whatever the original request's oncomplete is at that time (happy eyeballs clears it
 //   when its attempt timer fires), with the original request as argument (error details, address).
 import * as os from 'node:os';
-import { AF_INET, AF_INET6 } from '../constants';
+import {
+  AF_INET, AF_INET6, IPPROTO_TCP, SOL_SOCKET, SO_KEEPALIVE, TCP_INFO, TCP_KEEPCNT, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_NODELAY,
+  TCP_STATE_CLOSE,
+} from '../constants';
 import { isDebug, log } from '../log';
 import type { NativeAddon } from '../native';
 import { isSystemError } from '../native';
@@ -50,15 +53,6 @@ interface RetryHandle {
   readonly fd: number;
 }
 
-const IPPROTO_TCP = 6;
-const TCP_NODELAY = 1;
-const TCP_KEEPIDLE = 4;
-const TCP_KEEPINTVL = 5;
-const TCP_KEEPCNT = 6;
-const TCP_INFO = 11;
-const TCP_CLOSE = 7;
-const SOL_SOCKET = 1;
-const SO_KEEPALIVE = 9;
 
 const E = os.constants.errno as Record<string, number | undefined>;
 const uv = (name: string): number => -(E[name] ?? 0);
@@ -98,7 +92,7 @@ function tcpSeen(addon: NativeAddon, fd: number): TcpSeen | undefined {
     const b = addon.getSockOptBytes(fd, IPPROTO_TCP, TCP_INFO, TCPI_SEGS_IN + 4);
     if (b.length < TCPI_SEGS_IN + 4) return undefined;
     const segsIn = os.endianness() === 'LE' ? b.readUInt32LE(TCPI_SEGS_IN) : b.readUInt32BE(TCPI_SEGS_IN);
-    return { state: b[0] ?? TCP_CLOSE, segsIn };
+    return { state: b[0] ?? TCP_STATE_CLOSE, segsIn };
   } catch {
     return undefined;
   }
@@ -114,7 +108,7 @@ function tcpSeen(addon: NativeAddon, fd: number): TcpSeen | undefined {
 export function isSmcHandshakeFailure(status: number, tcp: TcpSeen | undefined): boolean {
   if (AFTER_TCP_HANDSHAKE.has(status)) return true;
   if (status !== UV_ETIMEDOUT || tcp === undefined) return false;
-  return tcp.state !== TCP_CLOSE || tcp.segsIn > 0;
+  return tcp.state !== TCP_STATE_CLOSE || tcp.segsIn > 0;
 }
 
 function copyOptions(addon: NativeAddon, fd: number): Array<[number, number, number]> {
