@@ -8,6 +8,8 @@ import { addon } from './native';
 import type { NamespaceTarget } from './netns';
 import { NetlinkSocket } from './netlink/socket';
 import { dumpSmcMessagesAsync, findSmcMessagesAsync, openSockDiag, parseSmcDiagMessage } from './netlink/sockdiag';
+import { dumpTcpSocketsAsync } from './netlink/inet-diag';
+import { lacksAddresses, withTcpAddresses } from './stats/tcp-addresses';
 import { AF_SMC, IPPROTO_SMC, SOL_SOCKET, SO_DOMAIN, SO_PROTOCOL } from './constants';
 import { familyOf, fdOf, openSockDiagFor, tcpInfo, toSocketInfo, withOwnAddresses, type SmcSocketInfo } from './stats/sockets';
 import { withSmcGenlAsync } from './api/genl';
@@ -135,7 +137,9 @@ export function getSmcInfo(socket: net.Socket): Promise<SmcSocketInfo> {
 export async function listSmcSockets(opts: NamespaceTarget = {}): Promise<SmcSocketInfo[]> {
   const nl = openSockDiagFor(opts);
   try {
-    return (await dumpSmcMessagesAsync(nl)).map((p) => toSocketInfo(parseSmcDiagMessage(p)));
+    const rows = (await dumpSmcMessagesAsync(nl)).map(parseSmcDiagMessage);
+    const tcp = rows.some(lacksAddresses) ? await dumpTcpSocketsAsync(nl) : [];
+    return withTcpAddresses(rows, tcp).map(({ row, family }) => toSocketInfo(row, family));
   } finally {
     nl.close();
   }

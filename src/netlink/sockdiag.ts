@@ -119,7 +119,7 @@ export function allExtensions(): number {
   return (1 << (SMC_DIAG_CONNINFO - 1)) | (1 << (SMC_DIAG_LGRINFO - 1)) | (1 << (SMC_DIAG_DMBINFO - 1));
 }
 
-function parseSockId(b: Buffer, off: number): SockId {
+export function parseSockId(b: Buffer, off: number): SockId {
   return {
     sport: b.readUInt16BE(off),
     dport: b.readUInt16BE(off + 2),

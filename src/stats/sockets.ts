@@ -6,7 +6,9 @@ import { addon } from '../native';
 import { explainNetnsError, resolveNetns, type NamespaceTarget } from '../netns';
 import { NetlinkSocket } from '../netlink/socket';
 import { addressText, dumpSmcSockets, findSmcSocketByInode, guessFamily, openSockDiag, type Cursor, type SmcDiagRow } from '../netlink/sockdiag';
+import { dumpTcpSockets } from '../netlink/inet-diag';
 import { fallbackReason } from './fallback-reasons';
+import { lacksAddresses, withTcpAddresses } from './tcp-addresses';
 
 /**
  * smcd / smcr: data moves over SMC-D / SMC-R; fallback: an SMC socket that fell back to TCP (see
@@ -116,11 +118,17 @@ export function openSockDiagFor(target: NamespaceTarget): NetlinkSocket {
   }
 }
 
-/** Every SMC socket (listening, connected, closing) of the caller's or the target's namespace. */
+/**
+ * Every SMC socket (listening, connected, closing) of the caller's or the target's namespace. Rows of
+ * IPPROTO_SMC sockets get their addresses from the TCP socket below them (tcp-addresses.ts): one more
+ * dump, made only when such a row is there.
+ */
 export function listSmcSockets(opts: ListOptions = {}): SmcSocketInfo[] {
   const nl = openSockDiagFor(opts);
   try {
-    return dumpSmcSockets(nl).map((r) => toSocketInfo(r));
+    const rows = dumpSmcSockets(nl);
+    const tcp = rows.some(lacksAddresses) ? dumpTcpSockets(nl) : [];
+    return withTcpAddresses(rows, tcp).map(({ row, family }) => toSocketInfo(row, family));
   } finally {
     nl.close();
   }

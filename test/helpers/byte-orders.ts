@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe } from 'vitest';
 import { currentByteOrder, overrideByteOrder, type ByteOrder } from '../../src/netlink/host-order';
-import { sockDiagToBigEndian } from '../tools/to-big-endian';
+import { inetDiagToBigEndian, sockDiagToBigEndian } from '../tools/to-big-endian';
 
 export const BYTE_ORDERS: readonly ByteOrder[] = ['LE', 'BE'];
 
@@ -23,7 +23,7 @@ export function forEachByteOrder(fn: (order: ByteOrder) => void): void {
 export interface SockDiagFixture {
   kernel: string;
   expect: Record<string, number>;
-  /** base64 smc_diag_msg payloads as recorded (little-endian) */
+  /** base64 smc_diag_msg (or, in tcp.json, inet_diag_msg) payloads as recorded (little-endian) */
   messages: string[];
 }
 
@@ -36,4 +36,10 @@ export function sockDiagFixture(name: string): SockDiagFixture {
 export function sockDiagPayloads(name: string): Buffer[] {
   const raw = sockDiagFixture(name).messages.map((m) => Buffer.from(m, 'base64'));
   return currentByteOrder() === 'BE' ? raw.map(sockDiagToBigEndian) : raw;
+}
+
+/** A recorded inet_diag (TCP) dump's payloads in the byte order in force. */
+export function inetDiagPayloads(name: string): Buffer[] {
+  const raw = sockDiagFixture(name).messages.map((m) => Buffer.from(m, 'base64'));
+  return currentByteOrder() === 'BE' ? raw.map(inetDiagToBigEndian) : raw;
 }

@@ -1,7 +1,8 @@
 'use strict';
 // One loopback connection made under the launcher (run with --proto ipproto or --proto af_smc), then what
 // sock_diag says about both ends: the raw smc_diag_msg fields (family, ports, the 16 address bytes in
-// hex, inode) next to what Node knows (its own address and port), and getSmcInfo on both ends.
+// hex, inode) next to what Node knows (its own address and port), getSmcInfo on both ends, and the
+// namespace listing (sync and promise) of both.
 // usage: smc-run [--proto ipproto|af_smc] node ipproto-diag.cjs
 const net = require('node:net');
 const path = require('node:path');
@@ -50,10 +51,12 @@ async function main() {
     const i = api.getSmcInfo(s);
     return { mode: i.mode, family: i.family, local: i.local, remote: i.remote };
   };
-  const listed = api.listSmcSockets().filter((s) => BigInt(s.inode) === mine.client || BigInt(s.inode) === mine.server)
+  const ours = (list) => list.filter((s) => BigInt(s.inode) === mine.client || BigInt(s.inode) === mine.server)
     .map((s) => ({ side: BigInt(s.inode) === mine.client ? 'client' : 'server', family: s.family, local: s.local, remote: s.remote }))
     .sort((a, b) => a.side.localeCompare(b.side));
-  report({ ok: true, raw, node, info: { client: info(client), server: info(peer) }, listed, conns: [] });
+  const listed = ours(api.listSmcSockets());
+  const listedAsync = ours(await require(path.join(dist, 'promises.js')).listSmcSockets());
+  report({ ok: true, raw, node, info: { client: info(client), server: info(peer) }, listed, listedAsync, conns: [] });
   client.destroy();
   peer.destroy();
   server.close();

@@ -157,3 +157,20 @@ export function sockDiagToBigEndian(payload: Buffer): Buffer {
   return out;
 }
 
+
+// ---- inet_diag (include/uapi/linux/inet_diag.h): TCP rows, for the addresses of IPPROTO_SMC sockets ----
+const INET_DIAG_MSG_LEN = 72;
+// the attributes a TCP dump carries: SHUTDOWN (u8), SKV6ONLY (u8), MARK (u32, CAP_NET_ADMIN),
+// CGROUP_ID (u64), SOCKOPT (struct inet_diag_sockopt: two bytes of bit-fields, unread; copied as bytes)
+const INET_DIAG_ATTRS: AttrSchema = { 8: 'u8', 11: 'u8', 15: 'u32', 21: 'u64', 22: 'pad' };
+
+/** One inet_diag reply payload: struct inet_diag_msg followed by INET_DIAG_* attributes. */
+export function inetDiagToBigEndian(payload: Buffer): Buffer {
+  if (payload.length < INET_DIAG_MSG_LEN) throw new Error(`inet_diag_msg of ${payload.length} bytes`);
+  const out = Buffer.from(payload);
+  // u8 family/state/timer/retrans; sockid as in smc_diag (idiag_if and the cookie halves host order);
+  // then expires, rqueue, wqueue, uid, inode: u32 each
+  for (const off of [4 + 36, 4 + 40, 4 + 44, 52, 56, 60, 64, 68]) swapInt(payload, out, off, 4);
+  attrsToBigEndian(payload.subarray(INET_DIAG_MSG_LEN), INET_DIAG_ATTRS, 'inet_diag').copy(out, INET_DIAG_MSG_LEN);
+  return out;
+}
