@@ -10,6 +10,8 @@ export interface Burst extends ScenarioResult {
   corrupt: number;
   serverMatched: number | null;
   errors: Record<string, number>;
+  /** the errors of connections that had connected (data phase) */
+  errorsAfterConnect: Record<string, number>;
   ms: number;
   tcpRetries: number;
   delta: { hsErrClient: number; smcdClient: number; smcrClient: number; fallbackClient: number };

@@ -61,6 +61,8 @@ async function main() {
   const before = systemCounters();
   const t0 = process.hrtime.bigint();
   const errors = {};
+  // the same errors, of connections that had connected first (an error of the data phase, not of connect)
+  const errorsAfterConnect = {};
   let completed = 0;
   let corrupt = 0;
   const sent = [];
@@ -77,8 +79,12 @@ async function main() {
       else corrupt++;
       resolve();
     });
+    let connected = false;
+    c.once('connect', () => { connected = true; });
     c.on('error', (e) => {
-      errors[e.code || String(e)] = (errors[e.code || String(e)] || 0) + 1;
+      const code = e.code || String(e);
+      errors[code] = (errors[code] || 0) + 1;
+      if (connected) errorsAfterConnect[code] = (errorsAfterConnect[code] || 0) + 1;
       resolve();
     });
     c.end(data);
@@ -98,7 +104,7 @@ async function main() {
   report({
     ok: true,
     count: COUNT, size: SIZE, backlog: BACKLOG,
-    completed, failed, corrupt, serverMatched, errors, ms: Math.round(ms),
+    completed, failed, corrupt, serverMatched, errors, errorsAfterConnect, ms: Math.round(ms),
     tcpRetries: hook ? hook.tcpRetries : null,
     delta,
   });

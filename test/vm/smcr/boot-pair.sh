@@ -5,7 +5,8 @@
 #
 # Each guest is a Debian release's stock kernel (--release, default $SMC_RUN_SMCR_RELEASE, else trixie:
 # 6.12; bookworm: 6.1; test/vm/smcr/build-initramfs.sh, cached) with the host
-# root read-only over 9p, 1 vCPU and --mem MiB (default 1024), under TCG unless real KVM is available
+# root read-only over 9p, 1 vCPU and --mem MiB (default 2048: with 1024 a 2,000-connection burst lost
+# connections even on plain TCP, in thousands of retransmission timeouts), under TCG unless real KVM is available
 # (lib.sh accel_args). The guests are joined by a qemu socket netdev on a free 127.0.0.1 port chosen at run
 # time (b listens, a connects); their subnet 10.99.0.0/24 exists only inside the guests:
 #   a = 10.99.0.1 (client side by convention), b = 10.99.0.2 (server side)
@@ -33,7 +34,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
 REPO=$(cd "$HERE/../../.." && pwd)
-UEID=SMC-RUN-TEST TIMEOUT=600 MEM=1024 GRACE=30 REL=${SMC_RUN_SMCR_RELEASE:-trixie}
+UEID=SMC-RUN-TEST TIMEOUT=600 MEM=2048 GRACE=30 REL=${SMC_RUN_SMCR_RELEASE:-trixie}
 while [ $# -gt 0 ]; do
   case $1 in
     --release) REL=$2; shift 2 ;;
