@@ -29,8 +29,6 @@ export function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}, op
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
     });
-    // a child that exits at once (a launcher refusing its options) closes stdin first: not an error here
-    child.stdin.on('error', () => {});
     // a command that exits at once (the sh launcher refusing its options) may close stdin first: EPIPE
     child.stdin.on('error', () => {});
     child.stdin.end(opts.input ?? '');

@@ -1,18 +1,41 @@
 // The CLI contract of stats system | devices | linkgroups | info on this host: without SMC one line
-// and exit 1 (ENOSMC), usage errors exit 2, a bad snapshot is reported before the kernel is asked.
+// and exit 1 (ENOSMC); with SMC exit 0 and JSON; usage errors exit 2, a bad snapshot is reported before
+// the kernel is asked.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { HOST_HAS_SMC } from '../helpers/host-smc';
 import { EXPECT_MODE, smcRun } from '../helpers/run';
 
-// net.smc sysctls exist exactly when the smc module is loaded (5.18+)
-const HOST_HAS_SMC = fs.existsSync('/proc/sys/net/smc');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'smc-run-stats-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 describe.runIf(!EXPECT_MODE)('stats system | devices | linkgroups | info (host)', () => {
-  describe.runIf(!HOST_HAS_SMC)('without SMC in the kernel', () => {
+  if (HOST_HAS_SMC) {
+    describe('with SMC in the kernel', () => {
+      for (const sub of ['system', 'devices', 'linkgroups', 'info']) {
+        it(`stats ${sub}: exit 0, a table, and the same as JSON`, async () => {
+          const r = await smcRun(['stats', sub]);
+          expect(r.code, r.stderr).toBe(0);
+          expect(r.stderr).toBe('');
+          expect(r.stdout).not.toBe('');
+          const j = await smcRun(['stats', sub, '--json']);
+          expect(j.code, j.stderr).toBe(0);
+          expect(JSON.parse(j.stdout)).not.toHaveProperty('error');
+        });
+      }
+
+      it('--save writes a snapshot that --since reads back', async () => {
+        const file = path.join(tmp, 'host.snap');
+        expect((await smcRun(['stats', 'system', '--save', file])).code).toBe(0);
+        expect(fs.statSync(file).size).toBeGreaterThan(0);
+        const since = await smcRun(['stats', 'system', '--since', file, '--json']);
+        expect(since.code, since.stderr).toBe(0);
+        expect(JSON.parse(since.stdout)).not.toHaveProperty('error');
+      });
+    });
+  } else describe('without SMC in the kernel', () => {
     for (const sub of ['system', 'devices', 'linkgroups', 'info']) {
       it(`stats ${sub}: one line, exit 1, ENOSMC in --json`, async () => {
         const r = await smcRun(['stats', sub]);

@@ -1,6 +1,6 @@
 // The metric families on replies recorded from a real 6.12 kernel (SMC-D guest: a 1 MiB echo, one plain
 // client each way), their Prometheus text, and the prom-client and OpenTelemetry adapters serving the same
-// families. On this host (no SMC) the adapters' live collection says smc_up 0.
+// families. Live collection says smc_up 0 on a host without SMC, 1 on a host with it.
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import { parseSmcDiagMessage } from '../../src/netlink/sockdiag';
 import { toSocketInfo } from '../../src/stats/sockets';
 import { parseSystemStats } from '../../src/stats/system';
 import { sockDiagPayloads } from '../helpers/byte-orders';
+import { HOST_HAS_SMC } from '../helpers/host-smc';
 import { messages } from '../helpers/genl-fixtures';
 
 function recordedReading(): NamespaceReading {
@@ -86,12 +87,13 @@ describe('in-process adapters', () => {
     ]);
   });
 
-  it('prom-client: the same families, read live (smc_up 0 on a kernel without SMC)', async () => {
+  const up = HOST_HAS_SMC ? 1 : 0;
+  it(`prom-client: the same families, read live (smc_up ${up} on a kernel ${HOST_HAS_SMC ? 'with' : 'without'} SMC)`, async () => {
     const registry = new Registry();
     const unregister = registerPromClient(registry);
     const text = await registry.metrics();
     for (const d of smcMetricDescriptors()) expect(text).toContain(`# TYPE ${d.name} ${d.type}`);
-    expect(samples(text)).toContain('smc_up{netns="self"} 0');
+    expect(samples(text)).toContain(`smc_up{netns="self"} ${up}`);
     // this test process never enabled the hook: the shim's families are declared, without samples
     expect(text).toContain('# TYPE smc_run_tcp_retries_total counter');
     unregister();
@@ -108,8 +110,8 @@ describe('in-process adapters', () => {
     const unregister = registerOpenTelemetry(provider.getMeter('smc-run-test'));
     const { resourceMetrics } = await reader.collect();
     const metrics = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics);
-    const up = metrics.find((m) => m.descriptor.name === 'smc_up');
-    expect(up?.dataPoints.map((p) => [p.attributes, p.value])).toEqual([[{ netns: 'self' }, 0]]);
+    const smcUp = metrics.find((m) => m.descriptor.name === 'smc_up');
+    expect(smcUp?.dataPoints.map((p) => [p.attributes, p.value])).toEqual([[{ netns: 'self' }, up]]);
     expect(otelName('smc_bytes_total', 'counter')).toEqual({ name: 'smc_bytes', unit: 'By' });
     expect(metrics.find((m) => m.descriptor.name === 'smc_scrape_duration_seconds')?.descriptor.unit).toBe('s');
     unregister();

@@ -1,11 +1,11 @@
 // The sysctl and hs-limit commands' contract on any host: exports and refusals need no SMC; a host
-// without SMC gets ENOSMC (exit 1). Real reads and writes: test/kernel/smcd/sysctl.test.ts.
+// without SMC gets ENOSMC (exit 1); on a host with SMC the reads match /proc (this suite never writes a
+// host's sysctls). Real writes: test/kernel/smcd/sysctl.test.ts.
 import * as fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { HOST_HAS_SMC } from '../helpers/host-smc';
 import { smcRun } from '../helpers/run';
-
-const hostHasSmc = fs.existsSync('/proc/sys/net/smc');
 
 describe('smc-run sysctl export (from given values)', () => {
   it('prints an OCI fragment with kernel-form values', async () => {
@@ -70,11 +70,30 @@ describe('smc-run sysctl / hs-limit: namespaces and missing SMC', () => {
     expect((await smcRun(['sysctl', 'frob'])).code).toBe(2);
   });
 
-  it.runIf(!hostHasSmc)('without SMC: ENOSMC, exit 1, for list, get, set and hs-limit', async () => {
-    for (const args of [['sysctl', 'list'], ['sysctl', 'get', 'wmem'], ['sysctl', 'set', 'wmem=1M'], ['hs-limit', 'show'], ['sysctl', 'export', '--format', 'oci']]) {
-      const r = await smcRun([...args, '--json']);
-      expect(r.code, args.join(' ')).toBe(1);
-      expect(JSON.parse(r.stdout).error.code, args.join(' ')).toBe('ENOSMC');
-    }
-  });
+  if (HOST_HAS_SMC) {
+    it('with SMC: list, get, hs-limit show and export read what the kernel has', async () => {
+      const proc = (name: string): string => fs.readFileSync(`/proc/sys/net/smc/${name}`, 'utf8').trim();
+      const list = await smcRun(['sysctl', 'list', '--json']);
+      expect(list.code, list.stderr).toBe(0);
+      const { sysctls } = JSON.parse(list.stdout) as { sysctls: { name: string; value: number | string }[] };
+      expect(sysctls.map((x) => x.name)).toEqual(fs.readdirSync('/proc/sys/net/smc').sort());
+      expect(String(sysctls.find((x) => x.name === 'wmem')?.value)).toBe(proc('wmem'));
+      const get = await smcRun(['sysctl', 'get', 'wmem']);
+      expect(get.code, get.stderr).toBe(0);
+      expect(get.stdout).toBe(`net.smc.wmem = ${proc('wmem')}\n`);
+      const hs = await smcRun(['hs-limit', 'show', '--json']);
+      expect(hs.code, hs.stderr).toBe(0);
+      const oci = await smcRun(['sysctl', 'export', '--format', 'oci', '--all']);
+      expect(oci.code, oci.stderr).toBe(0);
+      expect(JSON.parse(oci.stdout).linux.sysctl['net.smc.wmem']).toBe(proc('wmem'));
+    });
+  } else {
+    it('without SMC: ENOSMC, exit 1, for list, get, set and hs-limit', async () => {
+      for (const args of [['sysctl', 'list'], ['sysctl', 'get', 'wmem'], ['sysctl', 'set', 'wmem=1M'], ['hs-limit', 'show'], ['sysctl', 'export', '--format', 'oci']]) {
+        const r = await smcRun([...args, '--json']);
+        expect(r.code, args.join(' ')).toBe(1);
+        expect(JSON.parse(r.stdout).error.code, args.join(' ')).toBe('ENOSMC');
+      }
+    });
+  }
 });
