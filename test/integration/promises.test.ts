@@ -1,6 +1,7 @@
 // smc-run/promises: the same answers as the sync API, one dump for all calls of a tick, and an event loop
 // that keeps running while the kernel is slow to answer. On a host (with SMC or without) the sockets are
 // plain TCP (mode 'tcp'); in the SMC-D guest (SMC_RUN_EXPECT=smcd) this process enables SMC and both ends are SMC-D.
+import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { enableSmc } from '../../src/index';
@@ -106,18 +107,30 @@ describe('smc-run/promises', () => {
     expect(mine).toHaveLength(clients.length);
   });
 
-  it('keeps the event loop running while the kernel does not answer (5 s receive timeout off the main thread)', async () => {
+  it('keeps the event loop running while the kernel does not answer (5 s receive timeout off the main thread, in a nice-19 thread)', async () => {
     // a message without NLM_F_REQUEST is dropped by the kernel without a reply: the fate of every request
     // with a byte-swapped header on a big-endian host before host byte order
     const nl = NetlinkSocket.open(NETLINK_ROUTE);
     let ticks = 0;
     const timer = setInterval(() => ticks++, 50);
     const t0 = Date.now();
+    // the nice value (field 19 of /proc/PID/task/TID/stat) of each of this process's threads
+    const nices = (): number[] => fs.readdirSync('/proc/self/task').map((t) => {
+      const stat = fs.readFileSync(`/proc/self/task/${t}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    });
+    const niced = (): number => nices().filter((n) => n === 19).length;
+    const before = niced(); // (a process started under `nice -n 19` has its own threads at 19 already)
     try {
-      const err = await nl.requestAsync(RTM_GETLINK, NLM_F_DUMP, Buffer.alloc(16), 'unanswered').catch((e: Error) => e);
+      const pending = nl.requestAsync(RTM_GETLINK, NLM_F_DUMP, Buffer.alloc(16), 'unanswered').catch((e: Error) => e);
+      await new Promise((r) => setTimeout(r, 500));
+      // the exchange runs in a thread of its own at nice 19, the process's other threads keep theirs
+      expect(niced()).toBe(before + 1);
+      const err = await pending;
       expect((err as { code?: string }).code).toBe('ETIMEDOUT');
       expect(Date.now() - t0).toBeGreaterThanOrEqual(4500);
       expect(ticks).toBeGreaterThan(50);
+      expect(niced()).toBe(before);
     } finally {
       clearInterval(timer);
       nl.close();
