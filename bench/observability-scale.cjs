@@ -3,7 +3,8 @@
 // scrape of `stats serve` at 1,000 / 5,000 / 10,000 live SMC-D sockets (time and peak memory), and the
 // event-loop delay a server pays when it asks smc-run/promises about each new connection at 2,000 live
 // sockets, side by side with no lookup and with the blocking getSmcInfo.
-//   node bench/observability-scale.cjs [--sizes 1000,5000,10000] [--burst 300]
+//   node bench/observability-scale.cjs [--sizes 1000,5000,10000|none] [--burst 300] [--out FILE]
+// (--sizes none: the event-loop part only; --rounds N: its rounds, default 3)
 // Buffers are set to the 16 KiB minimum in a fresh namespace so 10,000 sockets fit the guest's memory.
 // loopback-ism has at most 5,000 DMBs (SMC_LO_MAX_DMBS), one per SMC-D socket: past 5,000 sockets the new
 // connections fall back to TCP, so the 10,000 point is 5,000 SMC-D and 5,000 fallen-back SMC sockets (all
@@ -20,7 +21,10 @@ const { monitorEventLoopDelay } = require('node:perf_hooks');
 const ROOT = path.join(__dirname, '..');
 const BIN = path.join(ROOT, 'bin', 'smc-run');
 const arg = (name, def) => { const i = process.argv.indexOf(name); return i >= 0 ? process.argv[i + 1] : def; };
-const SIZES = arg('--sizes', '1000,5000,10000').split(',').map(Number);
+const SIZES = arg('--sizes', '1000,5000,10000') === 'none' ? [] : arg('--sizes', '1000,5000,10000').split(',').map(Number);
+const MODES = ['none', 'promise', 'promise-pool', 'sync'];
+const ROUNDS = Number(arg('--rounds', '3'));
+const OUT = arg('--out', path.join(__dirname, 'results', 'observability-scale.json'));
 const BURST = Number(arg('--burst', '300'));
 const NS = `smcrun-obs-${process.pid}`;
 const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.length >> 1]; };
@@ -67,7 +71,7 @@ async function lookupServer(mode) {
   const server = net.createServer(async (s) => {
     s.on('error', () => {});
     // (not `smcd += await ...`: that reads smcd before the await and loses concurrent increments)
-    const info = mode === 'promise' ? await promises.getSmcInfo(s) : mode === 'sync' ? api.getSmcInfo(s) : undefined;
+    const info = mode.startsWith('promise') ? await promises.getSmcInfo(s) : mode === 'sync' ? api.getSmcInfo(s) : undefined;
     if (info?.mode === 'smcd') smcd++;
     s.end('x');
     if (++seen === BURST) {
@@ -163,9 +167,10 @@ async function main() {
     h2.stdin.write('grow 1000\n');
     await ready;
     const delay = [];
-    for (let round = 0; round < 3; round++) {
-      for (const mode of ['none', 'promise', 'sync']) {
-        const srv = inNs([__filename, '--role', 'lookup', mode]);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const mode of MODES) {
+        // promise-pool: the dump on a libuv pool thread itself, as before the nice-19 exchange thread
+        const srv = inNs([__filename, '--role', 'lookup', mode], mode === 'promise-pool' ? { env: { ...process.env, SMC_RUN_TEST_NETLINK_NICE: '0' } } : {});
         const result = nextLine(srv, (l) => l.startsWith('{'));
         const port = Number((await nextLine(srv, (l) => l.startsWith('port '))).split(' ')[1]);
         const cl = inNs([__filename, '--role', 'burst', String(port)]);
@@ -177,10 +182,10 @@ async function main() {
     }
     h2.kill('SIGTERM');
     const byMode = (m) => delay.filter((d) => d.mode === m);
-    const summary = Object.fromEntries(['none', 'promise', 'sync'].map((m) => [m, { p99: median(byMode(m).map((d) => d.p99)), p50: median(byMode(m).map((d) => d.p50)) }]));
-    console.log(`p99 added by the lookup at 2,000 sockets: promise ${(summary.promise.p99 - summary.none.p99).toFixed(2)} ms, sync ${(summary.sync.p99 - summary.none.p99).toFixed(2)} ms`);
+    const summary = Object.fromEntries(MODES.map((m) => [m, { p99: median(byMode(m).map((d) => d.p99)), p50: median(byMode(m).map((d) => d.p50)) }]));
+    console.log(`p99 added by the lookup at 2,000 sockets: ${MODES.filter((m) => m !== 'none').map((m) => `${m} ${(summary[m].p99 - summary.none.p99).toFixed(2)} ms`).join(', ')}`);
     const out = { kernel: os.release(), node: process.version, cpus: os.cpus().length, date: new Date().toISOString().slice(0, 10), burst: BURST, scale, delay, summary };
-    fs.writeFileSync(path.join(__dirname, 'results', 'observability-scale.json'), `${JSON.stringify(out, null, 2)}\n`);
+    fs.writeFileSync(OUT, `${JSON.stringify(out, null, 2)}\n`);
   } finally {
     try { execFileSync('ip', ['netns', 'del', NS]); } catch {}
   }

@@ -3,8 +3,12 @@
 // server on CPU 1, client on CPU 0) under an LD_PRELOAD interposer of socket() (bench/c/socket-preload.c:
 // what smc-tools' smc_run does, the zero-overhead baseline) and under `smc-run`, both ends SMC-D, rounds
 // alternating the order. 1-byte ping-pong p50 and connection rate; every measured connection checked
-// through sock_diag (getSmcInfo: SMC-D, no fallback) on both sides. Prints one JSON object.
-//   node bench/smcd/preload-compare.cjs [--rounds N] [--dur S] [--warm S] [--out FILE]
+// through sock_diag (getSmcInfo: SMC-D, no fallback) on both sides. Then connection bursts (issue #23):
+// test/scenarios/burst.cjs, BURST connections at once against backlog 511, under both modes with smc-run's
+// TCP retry off (so both see what the kernel gives), alternating; failed connects and the kernel's client
+// handshake error delta per run. Prints one JSON object.
+//   node bench/smcd/preload-compare.cjs [--rounds N] [--dur S] [--warm S] [--burst N] [--burst-rounds N] [--out FILE]
+//   node bench/smcd/preload-compare.cjs --report   (host: rewrites its bench/REPORT.md section from the JSON)
 const { spawn, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -18,6 +22,9 @@ const arg = (name, dflt) => { const i = process.argv.indexOf(`--${name}`); retur
 const ROUNDS = Number(arg('rounds', '3'));
 const DUR = arg('dur', '6');
 const WARM = arg('warm', '2');
+const BURST = Number(arg('burst', '1000'));
+const BURST_ROUNDS = Number(arg('burst-rounds', '3'));
+const BURST_JS = path.join(ROOT, 'test', 'scenarios', 'burst.cjs');
 const OUT = arg('out', path.join(ROOT, 'bench', 'results', 'preload-compare.json'));
 const hasTaskset = (() => { try { execFileSync('taskset', ['-c', '0', 'true']); return true; } catch { return false; } })();
 const pin = (cpu, argv) => (hasTaskset ? ['taskset', '-c', cpu, ...argv] : argv);
@@ -62,6 +69,55 @@ async function one(mode) {
   }
 }
 
+/** one burst in one process (client and server), as the program sees it without smc-run's TCP retry */
+async function burst(mode) {
+  const m = MODES[mode];
+  const env = { ...m.env, SMC_RUN_TCP_RETRY: '0' };
+  const argv = m.argv([]);
+  argv.splice(argv.indexOf(NODE_BENCH), 1, BURST_JS, '--count', String(BURST), '--backlog', '511');
+  const p = spawn(argv[0], argv.slice(1), { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  p.stdout.on('data', (d) => { out += d; });
+  await new Promise((r) => p.once('exit', r));
+  const line = out.split('\n').find((l) => l.startsWith('SCENARIO_RESULT '));
+  if (!line) throw new Error(`burst under ${mode}: no result (${out.slice(-300)})`);
+  const r = JSON.parse(line.slice('SCENARIO_RESULT '.length));
+  return { mode, ms: r.ms, completed: r.completed, failed: r.failed, corrupt: r.corrupt, errors: r.errors, hsErrClient: r.delta.hsErrClient, smcdClient: r.delta.smcdClient };
+}
+
+function report() {
+  const r = JSON.parse(fs.readFileSync(OUT, 'utf8'));
+  const modes = ['ldpreload', 'smc-run'];
+  const name = { ldpreload: 'LD_PRELOAD socket() interposer', 'smc-run': '`smc-run node`' };
+  const per = (mode, key, fmt) => r.runs.filter((x) => x.mode === mode).map((x) => fmt(x[key])).join(', ');
+  const lines = [
+    '## smc-run against an LD_PRELOAD interposer (SMC-D guest, `bash bench/smcd/preload-compare.sh`)',
+    '',
+    `The same Node program (bench/smcd/node-bench.cjs; server on vCPU 1, client on vCPU 0) under a minimal LD_PRELOAD library whose socket() makes every TCP socket AF_SMC (bench/c/socket-preload.c: what smc-tools' smc_run does, the zero-overhead baseline) and under the \`smc-run\` launcher; ${r.rounds} rounds alternating the order, ${r.durSeconds} s per measure, kernel ${r.kernel}, node ${r.node}, TCG. Every measured connection was checked through sock_diag on both ends: ${r.problems.length ? `problems: ${r.problems.join('; ')}` : 'SMC-D, no fallback'}.`,
+    '',
+    '| | 1-byte round trip p50 (per round) | median | connections/s (per round) | median |',
+    '|---|---|---|---|---|',
+    ...modes.map((m) => `| ${name[m]} | ${per(m, 'p50us', (v) => v.toFixed(0))} us | ${r.medians[m].p50us.toFixed(0)} us | ${per(m, 'connPerSec', (v) => v.toFixed(0))} | ${r.medians[m].connPerSec.toFixed(0)} |`),
+    '',
+    `Ratios smc-run / LD_PRELOAD of the medians: round trip p50 ${r.ratios.p50.toFixed(3)} (lower is better), connection rate ${r.ratios.connPerSec.toFixed(3)} (higher is better).`,
+    '',
+    `Bursts: one process opens ${r.burst.count} connections at once to its own server (backlog ${r.burst.backlog}, 64 KiB echoed each, test/scenarios/burst.cjs), smc-run's TCP retry off so both see what the kernel gives:`,
+    '',
+    '| | connects lost per round | median | client handshake errors (kernel) |',
+    '|---|---|---|---|',
+    ...modes.map((m) => { const b = r.burst.runs.filter((x) => x.mode === m); return `| ${name[m]} | ${b.map((x) => x.failed).join(', ')} | ${r.burst.medianFailed[m]} | ${b.map((x) => x.hsErrClient).join(', ')} |`; }),
+  ];
+  const file = path.join(ROOT, 'bench', 'REPORT.md');
+  const { replaceSection } = require('../lib/report-section.cjs');
+  fs.writeFileSync(file, replaceSection(fs.readFileSync(file, 'utf8'), 'preload-compare', lines.join('\n'), 'bench/smcd/preload-compare.cjs --report'));
+  console.log(`bench/REPORT.md: preload-compare section from ${path.relative(ROOT, OUT)}`);
+}
+
+if (process.argv.includes('--report')) {
+  report();
+  return;
+}
+
 (async () => {
   if (!fs.existsSync(SO)) throw new Error(`${SO} missing: build it with cc (see bench/c/socket-preload.c)`);
   const runs = [];
@@ -72,6 +128,14 @@ async function one(mode) {
       runs.push({ round: r + 1, ...x });
     }
   }
+  const bursts = [];
+  for (let r = 0; r < BURST_ROUNDS; r++) {
+    for (const mode of r % 2 ? ['smc-run', 'ldpreload'] : ['ldpreload', 'smc-run']) {
+      const x = await burst(mode);
+      log(`burst ${r + 1} ${mode}: ${x.failed} of ${BURST} failed (${JSON.stringify(x.errors)}), ${x.hsErrClient} client handshake errors, ${x.ms} ms`);
+      bursts.push({ round: r + 1, ...x });
+    }
+  }
   const med = (a) => { const s = [...a].sort((x, y) => x - y); const k = s.length >> 1; return s.length % 2 ? s[k] : (s[k - 1] + s[k]) / 2; };
   const sum = {};
   for (const mode of Object.keys(MODES)) {
@@ -80,7 +144,8 @@ async function one(mode) {
   }
   const result = { kernel: require('node:os').release(), node: process.version, rounds: ROUNDS, durSeconds: Number(DUR), runs, medians: sum,
     ratios: { p50: sum['smc-run'].p50us / sum.ldpreload.p50us, connPerSec: sum['smc-run'].connPerSec / sum.ldpreload.connPerSec },
-    problems: runs.flatMap((x) => x.problems) };
+    burst: { count: BURST, backlog: 511, runs: bursts, medianFailed: Object.fromEntries(Object.keys(MODES).map((mode) => [mode, med(bursts.filter((x) => x.mode === mode).map((x) => x.failed))])) },
+    problems: [...runs.flatMap((x) => x.problems), ...bursts.filter((x) => x.corrupt).map((x) => `burst ${x.mode}: ${x.corrupt} corrupt`)] };
   fs.mkdirSync(path.dirname(OUT), { recursive: true });
   fs.writeFileSync(OUT, JSON.stringify(result, null, 2) + '\n');
   console.log(JSON.stringify(result));

@@ -11,9 +11,9 @@ npx tsc -p tsconfig.json && node scripts/bundle-preload.js
 mkdir -p build/bench
 cc -O2 -Wall -Wextra -shared -fPIC -o build/bench/socket-preload.so bench/c/socket-preload.c -ldl
 RUN=$(mktemp -d "${TMPDIR:-/tmp}/smc-run-preload-compare.XXXXXX")
-{ printf 'exec node bench/smcd/preload-compare.cjs'; [ $# = 0 ] || printf ' %q' "$@"; echo; } > "$RUN/job.sh"
+{ printf 'exec node bench/smcd/preload-compare.cjs'; [ $# = 0 ] || printf ' %q' "$@"; echo; } > "$RUN/bench-job.sh"
 rc=0
-bash test/vm/smcd/boot.sh --timeout 1800 --cpus 2 "$RUN/job.sh" "$RUN" || rc=$?
+bash test/vm/smcd/boot.sh --timeout 1800 --cpus 2 "$RUN/bench-job.sh" "$RUN" || rc=$?
 log "guest finished rc=$rc"
 [ $rc != 0 ] || rm -rf "$RUN"
 exit $rc
