@@ -17,11 +17,11 @@ const SUITES: Record<string, string[]> = {
     'test/integration/paths.test.ts', 'test/integration/sockopt.test.ts', 'test/integration/promises.test.ts',
     'test/kernel/smcd/**/*.test.ts', 'test/kernel/newest/**/*.test.ts', 'test/kernel/common/**/*.test.ts',
   ],
-  smcr: ['test/kernel/smcr/**/*.test.ts'],
+  smcr: ['test/kernel/smcr/**/*.test.ts', 'test/kernel/common/**/*.test.ts'],
   // ends the peer guest: its own run, after the rest
   'smcr-last': ['test/kernel/smcr-last/**/*.test.ts'],
   // s390x, big-endian (lane s390x): every netlink feature on an s390x kernel
-  s390x: ['test/kernel/s390x/**/*.test.ts'],
+  s390x: ['test/kernel/s390x/**/*.test.ts', 'test/kernel/common/**/*.test.ts'],
   // Debian 12's 6.1 over SoftRoCE (lane smcr-6.1): the core subset and the checks every lane runs
   'smcr-6.1': ['test/kernel/k61/**/*.test.ts', 'test/kernel/common/**/*.test.ts'],
 };
