@@ -171,8 +171,7 @@ export function getSmcInfo(socket: net.Socket): SmcSocketInfo {
  * (6.12 and 7.x alike). The socket itself knows them: getsockname/getpeername go to the TCP socket below.
  */
 export function withOwnAddresses(info: SmcSocketInfo, row: SmcDiagRow, socket: net.Socket): SmcSocketInfo {
-  const zero = (b: Buffer): boolean => b.every((x) => x === 0);
-  if (info.listening || !zero(row.id.src) || !zero(row.id.dst)) return info;
+  if (!lacksAddresses(row)) return info;
   return {
     ...info,
     local: { address: socket.localAddress ?? info.local.address, port: info.local.port },

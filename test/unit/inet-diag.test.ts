@@ -10,6 +10,7 @@ import { addressText, type SmcDiagRow } from '../../src/netlink/sockdiag';
 import { toSocketInfo } from '../../src/stats/sockets';
 import { lacksAddresses, withTcpAddresses } from '../../src/stats/tcp-addresses';
 import { forEachByteOrder, inetDiagPayloads, sockDiagFixture } from '../helpers/byte-orders';
+import { smcRow } from '../helpers/diag-rows';
 
 const FIXTURE = 'tcp';
 const { v4ListenPort, v6ListenPort, v4ClientPort, v6ClientPort } = sockDiagFixture(FIXTURE).expect as { v4ListenPort: number; v6ListenPort: number; v4ClientPort: number; v6ClientPort: number };
@@ -17,13 +18,7 @@ const TCP_ESTABLISHED = 1;
 const TCP_LISTEN = 10;
 
 /** An SMC row as 6.12's smc_diag gives an IPPROTO_SMC socket: ports, zeroed addresses. */
-function ipprotoRow(sport: number, dport: number, state = 'ACTIVE'): SmcDiagRow {
-  return {
-    family: AF_INET, state, stateCode: state === 'LISTEN' ? 10 : 1, mode: 'smcd', modeCode: 2, shutdown: 0,
-    id: { sport, dport, src: Buffer.alloc(16), dst: Buffer.alloc(16), ifindex: 0, cookie: 0n },
-    uid: 0, inode: 9n, conninfo: undefined, lgrinfo: undefined, dmbinfo: undefined, shutdownAttr: undefined, fallback: undefined,
-  };
-}
+const ipprotoRow = (sport: number, dport: number, state = 'ACTIVE'): SmcDiagRow => smcRow({ family: AF_INET, sport, dport, state, inode: 9n });
 
 forEachByteOrder(() => {
   describe('inet_diag on a recorded TCP dump', () => {

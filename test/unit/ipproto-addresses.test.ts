@@ -6,17 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { AF_INET } from '../../src/constants';
 import type { SmcDiagRow } from '../../src/netlink/sockdiag';
 import { toSocketInfo, withOwnAddresses } from '../../src/stats/sockets';
+import { smcRow } from '../helpers/diag-rows';
 
 const lo = Buffer.from([127, 0, 0, 1, ...new Array(12).fill(0)]);
 const zero = Buffer.alloc(16);
 
-function row(family: number, src: Buffer, dst: Buffer, state = 'ACTIVE'): SmcDiagRow {
-  return {
-    family, state, stateCode: state === 'LISTEN' ? 10 : 1, mode: 'smcd', modeCode: 2, shutdown: 0,
-    id: { sport: 40000, dport: 5000, src, dst, ifindex: 0, cookie: 0n },
-    uid: 0, inode: 7n, conninfo: undefined, lgrinfo: undefined, dmbinfo: undefined, shutdownAttr: undefined, fallback: undefined,
-  };
-}
+const row = (family: number, src: Buffer, dst: Buffer, state = 'ACTIVE'): SmcDiagRow => smcRow({ family, sport: 40000, dport: 5000, src, dst, state });
 const socket = { localAddress: '127.0.0.1', remoteAddress: '127.0.0.2' } as net.Socket;
 const ends = (r: SmcDiagRow) => {
   const i = withOwnAddresses(toSocketInfo(r, AF_INET), r, socket);
