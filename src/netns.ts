@@ -1,6 +1,8 @@
 // One vocabulary for "where": `--target PID` = the network namespace of that process (as nsenter -t),
-// `--netns PATH|NAME` = that namespace (/run/netns/NAME for a bare name). Resolved to a path that the
-// native layer opens with setns in a helper thread.
+// `--netns PATH|NAME` = that namespace (/run/netns/NAME for a bare name). A command opens the namespace
+// once, as an fd (a handle), and every later step enters it through /proc/self/fd/N: the PID or path is
+// never looked up again between a read, a write and the read-back, so a PID that exits or is reused, or a
+// name that is re-created, cannot move a command into another namespace half-way.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -20,53 +22,147 @@ export class TargetError extends Error {
   }
 }
 
-/** The namespace path for a target, or undefined for the caller's own namespace. */
-export function resolveNetns(t: NamespaceTarget): string | undefined {
+/** An open network namespace: the fd keeps it, and `path` always leads to it. */
+export interface NetnsHandle {
+  /** what the native layer enters (setns): /proc/self/fd/N of this handle's fd */
+  readonly path: string;
+  /** for messages: /proc/PID/ns/net or the --netns path as given */
+  readonly label: string;
+  /** the --target PID, if the namespace came from one */
+  readonly pid: number | undefined;
+  /** the namespace's inode (what /proc/PID/ns/net reads as net:[INO]) */
+  readonly inode: number;
+  /** throws ESRCH when the --target process has exited (or its PID now names another process) */
+  checkTargetAlive(): void;
+  close(): void;
+}
+
+/**
+ * The start time of a live process (field 22 of /proc/PID/stat; a PID with another start time is another
+ * process), or undefined when there is none or it has exited (a zombie, state Z or X).
+ */
+function startTimeOf(pid: number): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // the command (field 2) may hold spaces and parentheses: count from the last ')'
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[0] === 'Z' || fields[0] === 'X' ? undefined : fields[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The initial PID namespace's inode, fixed by the kernel (PROC_PID_INIT_INO in include/linux/proc_ns.h). */
+const INITIAL_PID_NS_INODE = 0xeffffffc;
+
+/** This process is in a PID namespace below the initial one (a container's): host PIDs are not visible. */
+function inChildPidNamespace(): boolean {
+  try {
+    return fs.statSync('/proc/self/ns/pid').ino !== INITIAL_PID_NS_INODE;
+  } catch {
+    return false;
+  }
+}
+
+function noSuchProcess(pid: number): TargetError {
+  const here = inChildPidNamespace() ? ' in this PID namespace (smc-run runs in a PID namespace of its own: give the PID as seen from here)' : '';
+  return new TargetError('ESRCH', `no process with PID ${pid}${here}`);
+}
+
+function openTarget(pid: number): { fd: number; label: string } {
+  if (!Number.isSafeInteger(pid) || pid <= 0) throw new TargetError('EUSAGE', `--target ${pid}: not a PID`);
+  const label = `/proc/${pid}/ns/net`;
+  if (!fs.existsSync(`/proc/${pid}`)) throw noSuchProcess(pid);
+  try {
+    return { fd: fs.openSync(label, fs.constants.O_RDONLY), label };
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EPERM') {
+      throw new TargetError('EPERM', `cannot open the network namespace of PID ${pid}: not permitted (run as root, e.g. with sudo)`);
+    }
+    // a zombie still has /proc/PID but no namespaces any more
+    if (startTimeOf(pid) === undefined) throw noSuchProcess(pid);
+    throw new TargetError('ESRCH', `PID ${pid} has no network namespace any more (it is exiting: ${code})`);
+  }
+}
+
+function openPath(netns: string): { fd: number; label: string } {
+  if (!netns.includes('/') && !/^[A-Za-z0-9_.-]+$/.test(netns)) {
+    throw new TargetError('EUSAGE', `--netns ${netns}: not a namespace name or path`);
+  }
+  const label = netns.includes('/') ? netns : path.join('/run/netns', netns);
+  let fd: number;
+  try {
+    fd = fs.openSync(label, fs.constants.O_RDONLY);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EPERM') throw new TargetError('EPERM', `cannot open ${label}: not permitted (run as root, e.g. with sudo)`);
+    throw new TargetError('ENOENT', `no network namespace at ${label}`);
+  }
+  if (!fs.fstatSync(fd).isFile()) {
+    fs.closeSync(fd);
+    throw new TargetError('EINVAL', `${label} is not a network namespace`);
+  }
+  return { fd, label };
+}
+
+/** Opens the namespace of a target, or returns undefined for the caller's own namespace. */
+export function openNetns(t: NamespaceTarget): NetnsHandle | undefined {
   if (t.target !== undefined && t.netns !== undefined) {
     throw new TargetError('EUSAGE', 'give either --target PID or --netns PATH|NAME, not both');
   }
-  if (t.target !== undefined) {
-    if (!Number.isSafeInteger(t.target) || t.target <= 0) throw new TargetError('EUSAGE', `--target ${t.target}: not a PID`);
-    const p = `/proc/${t.target}/ns/net`;
-    try {
-      fs.statSync(`/proc/${t.target}`);
-    } catch {
-      throw new TargetError('ESRCH', `no process with PID ${t.target}`);
-    }
-    try {
-      fs.readlinkSync(p);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EACCES' || code === 'EPERM') {
-        throw new TargetError('EPERM', `cannot see the network namespace of PID ${t.target}: not permitted (run as root, e.g. with sudo)`);
+  if (t.target === undefined && t.netns === undefined) return undefined;
+  const pid = t.target;
+  const { fd, label } = pid !== undefined ? openTarget(pid) : openPath(t.netns!);
+  const started = pid === undefined ? undefined : startTimeOf(pid);
+  holdForTests();
+  let open = true;
+  return {
+    path: `/proc/self/fd/${fd}`,
+    label,
+    pid,
+    inode: fs.fstatSync(fd).ino,
+    checkTargetAlive() {
+      if (pid === undefined) return;
+      const now = startTimeOf(pid);
+      if (now === undefined || now !== started) {
+        throw new TargetError('ESRCH', `PID ${pid} exited while the command ran (its network namespace was left unchanged)`);
       }
-      throw new TargetError('ESRCH', `no network namespace for PID ${t.target} (${code})`);
-    }
-    return p;
-  }
-  if (t.netns !== undefined) {
-    const p = t.netns.includes('/') ? t.netns : path.join('/run/netns', t.netns);
-    if (!t.netns.includes('/') && !/^[A-Za-z0-9_.-]+$/.test(t.netns)) {
-      throw new TargetError('EUSAGE', `--netns ${t.netns}: not a namespace name or path`);
-    }
-    let st: fs.Stats;
-    try {
-      st = fs.statSync(p);
-    } catch {
-      throw new TargetError('ENOENT', `no network namespace at ${p}`);
-    }
-    if (!st.isFile() && !st.isSymbolicLink()) throw new TargetError('EINVAL', `${p} is not a network namespace`);
-    return p;
-  }
-  return undefined;
+    },
+    close() {
+      if (open) fs.closeSync(fd);
+      open = false;
+    },
+  };
 }
 
-/** Turns the setns failure of a path that exists but is no netns into a clear message. */
-export function explainNetnsError(e: unknown, nsPath: string | undefined): unknown {
+/** Test hook: holds the command just after it opened the namespace, so a test can end the target then. */
+function holdForTests(): void {
+  const ms = Number(process.env.SMC_RUN_TEST_NETNS_HOLD_MS ?? 0);
+  if (ms > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** Runs fn with the target's namespace open (undefined = the caller's own), and closes it after. */
+export function withNetns<T>(t: NamespaceTarget, fn: (ns: NetnsHandle | undefined) => T): T {
+  const ns = openNetns(t);
+  try {
+    return fn(ns);
+  } finally {
+    ns?.close();
+  }
+}
+
+/** Checks that a target can be opened (e.g. at start-up of a long-running command), and lets it go. */
+export function checkNetns(t: NamespaceTarget): void {
+  withNetns(t, () => undefined);
+}
+
+/** Turns the setns failure of a handle that is open but no netns into a clear message. */
+export function explainNetnsError(e: unknown, ns: NetnsHandle | undefined): unknown {
   const code = (e as { code?: string }).code;
   const syscall = (e as { syscall?: string }).syscall;
-  if (nsPath === undefined || syscall !== 'setns') return e;
-  if (code === 'EINVAL') return new TargetError('EINVAL', `${nsPath} is not a network namespace`);
-  if (code === 'EPERM') return new TargetError('EPERM', `entering the network namespace ${nsPath} needs CAP_SYS_ADMIN (run as root, e.g. with sudo)`);
+  if (ns === undefined || syscall !== 'setns') return e;
+  if (code === 'EINVAL') return new TargetError('EINVAL', `${ns.label} is not a network namespace`);
+  if (code === 'EPERM') return new TargetError('EPERM', `entering the network namespace ${ns.label} needs CAP_SYS_ADMIN (run as root, e.g. with sudo)`);
   return e;
 }

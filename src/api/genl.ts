@@ -1,16 +1,17 @@
 // The SMC generic netlink family of a namespace (the caller's, or --target / --netns), opened and
 // closed around one piece of work, with errors that say what is wrong (no SMC, not a netns, no privilege).
-import { explainNetnsError, resolveNetns, type NamespaceTarget } from '../netns';
+import { explainNetnsError, withNetns, type NamespaceTarget } from '../netns';
 import { SmcGenl } from '../netlink/smc-genl';
 import { noSmcError } from './errors';
 
 function openSmcGenl(target: NamespaceTarget): SmcGenl {
-  const ns = resolveNetns(target);
-  try {
-    return SmcGenl.open(ns);
-  } catch (e) {
-    throw noSmcError(explainNetnsError(e, ns));
-  }
+  return withNetns(target, (ns) => {
+    try {
+      return SmcGenl.open(ns?.path);
+    } catch (e) {
+      throw noSmcError(explainNetnsError(e, ns));
+    }
+  });
 }
 
 export function withSmcGenl<T>(target: NamespaceTarget, fn: (g: SmcGenl) => T): T {

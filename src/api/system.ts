@@ -1,7 +1,7 @@
 // System-wide SMC state of a network namespace (the caller's, or --target / --netns): counters,
 // devices, link groups and system info, read over the SMC generic netlink family.
 import * as fs from 'node:fs';
-import { resolveNetns, type NamespaceTarget } from '../netns';
+import { withNetns, type NamespaceTarget } from '../netns';
 import type { SysInfo } from '../netlink/smc-genl';
 import {
   parseDevices, parseSmcdLinkGroups, parseSmcrLinkGroups, parseSystemStats, readDibsDevices,
@@ -83,9 +83,8 @@ function readOrNull(read: () => string): string | null {
 
 /** The boot and namespace whose counters getSmcSystemStats(target) reads (for snapshots). */
 export function counterScope(target: NamespaceTarget = {}): CounterScope {
-  const ns = resolveNetns(target) ?? '/proc/self/ns/net';
   return {
     bootId: readOrNull(() => fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()),
-    netns: readOrNull(() => `net:[${fs.statSync(ns).ino}]`),
+    netns: readOrNull(() => `net:[${withNetns(target, (ns) => ns?.inode ?? fs.statSync('/proc/self/ns/net').ino)}]`),
   };
 }

@@ -4,7 +4,7 @@
 import * as http from 'node:http';
 import type { Argv } from 'yargs';
 import { collectSmcMetrics, renderPrometheusText, PROMETHEUS_CONTENT_TYPE, type MetricsTarget } from '../metrics';
-import { resolveNetns } from '../netns';
+import { checkNetns } from '../netns';
 import { log } from '../log';
 import { CliError, EXIT_USAGE } from './errors';
 import { fromTargetError } from './options';
@@ -35,7 +35,7 @@ export function targetsOf(a: Pick<ServeArgs, 'target' | 'netns'>): MetricsTarget
   if (targets.length === 0) targets.push({});
   for (const t of targets) {
     try {
-      resolveNetns(t);
+      checkNetns(t);
     } catch (e) {
       throw fromTargetError(e);
     }

@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { AF_INET, AF_SMC, IPPROTO_SMC, SMCPROTO_SMC } from '../constants';
 import { addonFix, loadAddon, isSystemError, firstLine } from '../native';
-import { resolveNetns, type NamespaceTarget } from '../netns';
+import { withNetns, type NamespaceTarget, type NetnsHandle } from '../netns';
 import { SmcGenl, type SysInfo } from '../netlink/smc-genl';
 import { dumpSmcSockets, openSockDiag } from '../netlink/sockdiag';
 import { listSmcSysctls } from '../sysctl';
@@ -127,9 +127,14 @@ export interface DoctorFacts {
 
 /** Kernel, devices, EID, sysctls, Node side and known limits; the live self-tests are in selftest.ts. */
 export function runChecks(target: NamespaceTarget): { checks: Check[]; facts: DoctorFacts } {
+  // every check below reads the one namespace opened here (by its handle), not the PID or name again
+  return withNetns(target, (ns) => checksIn(ns));
+}
+
+function checksIn(ns: NetnsHandle | undefined): { checks: Check[]; facts: DoctorFacts } {
+  const target: NamespaceTarget = ns === undefined ? {} : { netns: ns.path };
   const checks: Check[] = [];
   const facts: DoctorFacts = { afSmc: false, sysInfo: undefined, ueids: undefined, rdma: [] };
-  const ns = resolveNetns(target);
   const loaded = loadAddon();
 
   // ---- Node side first: without the addon nothing below can be probed
@@ -157,7 +162,7 @@ export function runChecks(target: NamespaceTarget): { checks: Check[]; facts: Do
   }
   if (!facts.afSmc) return { checks, facts };
   try {
-    const nl = openSockDiag(ns);
+    const nl = openSockDiag(ns?.path);
     try {
       dumpSmcSockets(nl, 0);
     } finally {
@@ -168,7 +173,7 @@ export function runChecks(target: NamespaceTarget): { checks: Check[]; facts: Do
     checks.push(warn('kernel.sock_diag', `SMC sock_diag unavailable (${codeOf(e)}): getSmcInfo and stats sockets cannot see SMC modes`, 'modprobe smc_diag (CONFIG_SMC_DIAG)'));
   }
   try {
-    SmcGenl.with(ns, (g) => {
+    SmcGenl.with(ns?.path, (g) => {
       facts.sysInfo = g.sysInfo();
       facts.ueids = g.ueids();
     });

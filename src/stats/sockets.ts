@@ -3,7 +3,7 @@
 import type * as net from 'node:net';
 import { AF_INET, AF_INET6 } from '../constants';
 import { addon } from '../native';
-import { explainNetnsError, resolveNetns, type NamespaceTarget } from '../netns';
+import { explainNetnsError, withNetns, type NamespaceTarget } from '../netns';
 import { NetlinkSocket } from '../netlink/socket';
 import { addressText, dumpSmcSockets, findSmcSocketByInode, guessFamily, openSockDiag, type Cursor, type SmcDiagRow } from '../netlink/sockdiag';
 import { dumpTcpSockets } from '../netlink/inet-diag';
@@ -110,12 +110,14 @@ export interface ListOptions extends NamespaceTarget {}
 
 /** A sock_diag socket in the caller's or the target's namespace, with namespace errors explained. */
 export function openSockDiagFor(target: NamespaceTarget): NetlinkSocket {
-  const ns = resolveNetns(target);
-  try {
-    return openSockDiag(ns);
-  } catch (e) {
-    throw explainNetnsError(e, ns);
-  }
+  // the netlink socket belongs to the namespace it was opened in: the handle is not needed after
+  return withNetns(target, (ns) => {
+    try {
+      return openSockDiag(ns?.path);
+    } catch (e) {
+      throw explainNetnsError(e, ns);
+    }
+  });
 }
 
 /**

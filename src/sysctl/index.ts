@@ -6,7 +6,7 @@
 // These are per network namespace, not per process: a write changes every SMC socket created later
 // in that namespace. For one program's buffers use smc-run -t/-r (SO_SNDBUF/SO_RCVBUF per socket).
 import { NoSmcError } from '../api/errors';
-import { resolveNetns, type NamespaceTarget } from '../netns';
+import { withNetns, type NamespaceTarget } from '../netns';
 import { SysctlError } from './errors';
 import { openSmcSysctls, type SmcSysctlFiles } from './procfs';
 import { isDefaultValue, keyOf, normalizeName, parseKernelValue, parseSysctlValue, rangeText, specOf, SYSCTL_SCHEMA, type SysctlSpec } from './schema';
@@ -51,7 +51,7 @@ export interface SysctlSetting {
 
 /** The namespace's sysctl files for the duration of fn. */
 function inNamespace<T>(target: NamespaceTarget, fn: (files: SmcSysctlFiles) => T): T {
-  return fn(openSmcSysctls(resolveNetns(target)));
+  return withNetns(target, (ns) => fn(openSmcSysctls(ns)));
 }
 
 /**

@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import { NoSmcError } from '../api/errors';
 import { addon, isSystemError } from '../native';
-import { explainNetnsError } from '../netns';
+import { explainNetnsError, type NetnsHandle } from '../netns';
 import { SysctlError } from './errors';
 import { keyOf, SYSCTL_NAME } from './schema';
 
@@ -14,8 +14,8 @@ export const SMC_SYSCTL_DIR = '/proc/sys/net/smc';
 
 /** The net.smc sysctls of one namespace: names discovered there, values read and written there. */
 export interface SmcSysctlFiles {
-  /** the namespace path, undefined for the caller's own */
-  readonly nsPath: string | undefined;
+  /** the open namespace, undefined for the caller's own */
+  readonly ns: NetnsHandle | undefined;
   /** sorted names present in this namespace's /proc/sys/net/smc */
   readonly names: readonly string[];
   /** the value's text without its trailing newline */
@@ -23,21 +23,21 @@ export interface SmcSysctlFiles {
   write(name: string, text: string): void;
 }
 
-const where = (nsPath: string | undefined): string => (nsPath === undefined ? '' : ` in the network namespace ${nsPath}`);
+const where = (ns: NetnsHandle | undefined): string => (ns === undefined ? '' : ` in the network namespace ${ns.label}`);
 const SUDO_HINT = 'run as root, e.g. with sudo';
 
-function open(nsPath: string | undefined, path: string, flags: number): number {
-  if (nsPath === undefined) return fs.openSync(path, flags);
+function open(ns: NetnsHandle | undefined, path: string, flags: number): number {
+  if (ns === undefined) return fs.openSync(path, flags);
   try {
-    return addon().openInNetns(nsPath, 'file', path, flags);
+    return addon().openInNetns(ns.path, 'file', path, flags);
   } catch (e) {
-    throw explainNetnsError(e, nsPath);
+    throw explainNetnsError(e, ns);
   }
 }
 
 /** Runs fn on an open fd and closes it, whatever fn does. */
-function withFd<T>(nsPath: string | undefined, path: string, flags: number, fn: (fd: number) => T): T {
-  const fd = open(nsPath, path, flags);
+function withFd<T>(ns: NetnsHandle | undefined, path: string, flags: number, fn: (fd: number) => T): T {
+  const fd = open(ns, path, flags);
   try {
     return fn(fd);
   } finally {
@@ -48,30 +48,30 @@ function withFd<T>(nsPath: string | undefined, path: string, flags: number, fn: 
 const errnoOf = (e: unknown): string | undefined => (isSystemError(e) ? e.code : undefined);
 const isPermission = (e: unknown): boolean => errnoOf(e) === 'EACCES' || errnoOf(e) === 'EPERM';
 
-function permissionError(e: unknown, action: 'read' | 'write', name: string, nsPath: string | undefined): SysctlError {
+function permissionError(e: unknown, action: 'read' | 'write', name: string, ns: NetnsHandle | undefined): SysctlError {
   const code = errnoOf(e) === 'EPERM' ? 'EPERM' : 'EACCES';
-  const enter = nsPath === undefined ? '' : '; entering another network namespace needs CAP_SYS_ADMIN';
-  const what = action === 'write' ? `writing ${keyOf(name)} needs CAP_NET_ADMIN over its network namespace${enter}` : `reading ${keyOf(name)}${where(nsPath)} was refused${enter}`;
+  const enter = ns === undefined ? '' : '; entering another network namespace needs CAP_SYS_ADMIN';
+  const what = action === 'write' ? `writing ${keyOf(name)} needs CAP_NET_ADMIN over its network namespace${enter}` : `reading ${keyOf(name)}${where(ns)} was refused${enter}`;
   return new SysctlError(code, `${what} (${SUDO_HINT})`);
 }
 
-function listDir(nsPath: string | undefined): string[] {
-  if (nsPath === undefined) return fs.readdirSync(SMC_SYSCTL_DIR);
+function listDir(ns: NetnsHandle | undefined): string[] {
+  if (ns === undefined) return fs.readdirSync(SMC_SYSCTL_DIR);
   // Node cannot list an fd, but /proc/self/fd/N leads to the very directory the fd holds (that of the
   // other namespace), without a new lookup in ours.
-  return withFd(nsPath, SMC_SYSCTL_DIR, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY, (fd) => fs.readdirSync(`/proc/self/fd/${fd}`));
+  return withFd(ns, SMC_SYSCTL_DIR, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY, (fd) => fs.readdirSync(`/proc/self/fd/${fd}`));
 }
 
-function discover(nsPath: string | undefined): string[] {
+function discover(ns: NetnsHandle | undefined): string[] {
   let entries: string[];
   try {
-    entries = listDir(nsPath);
+    entries = listDir(ns);
   } catch (e) {
     if (errnoOf(e) === 'ENOENT') {
-      throw new NoSmcError(`no SMC sysctls${where(nsPath)}: ${SMC_SYSCTL_DIR} does not exist; SMC needs CONFIG_SMC (try: modprobe smc)`);
+      throw new NoSmcError(`no SMC sysctls${where(ns)}: ${SMC_SYSCTL_DIR} does not exist; SMC needs CONFIG_SMC (try: modprobe smc)`);
     }
-    if (isPermission(e) && nsPath !== undefined) {
-      throw new SysctlError(errnoOf(e) === 'EPERM' ? 'EPERM' : 'EACCES', `entering the network namespace ${nsPath} needs CAP_SYS_ADMIN (${SUDO_HINT})`);
+    if (isPermission(e) && ns !== undefined) {
+      throw new SysctlError(errnoOf(e) === 'EPERM' ? 'EPERM' : 'EACCES', `entering the network namespace ${ns.label} needs CAP_SYS_ADMIN (${SUDO_HINT})`);
     }
     throw e;
   }
@@ -91,40 +91,42 @@ function readFd(fd: number): string {
   return Buffer.concat(chunks).toString('utf8').replace(/\n$/, '');
 }
 
-/** Opens the sysctl directory of a namespace (nsPath from resolveNetns, undefined = our own). */
-export function openSmcSysctls(nsPath: string | undefined): SmcSysctlFiles {
-  const names = discover(nsPath);
+/** Opens the sysctl directory of a namespace (a handle from openNetns, undefined = our own). */
+export function openSmcSysctls(ns: NetnsHandle | undefined): SmcSysctlFiles {
+  const names = discover(ns);
   const pathOf = (name: string): string => {
     // the callers check names first; this keeps the guarantee even if one does not
-    if (!SYSCTL_NAME.test(name) || !names.includes(name)) throw new SysctlError('ENOSYSCTL', `${keyOf(name)} is not a sysctl${where(nsPath)}`);
+    if (!SYSCTL_NAME.test(name) || !names.includes(name)) throw new SysctlError('ENOSYSCTL', `${keyOf(name)} is not a sysctl${where(ns)}`);
     return `${SMC_SYSCTL_DIR}/${name}`;
   };
   return {
-    nsPath,
+    ns,
     names,
     read(name) {
       const path = pathOf(name);
       try {
-        return withFd(nsPath, path, fs.constants.O_RDONLY, readFd);
+        return withFd(ns, path, fs.constants.O_RDONLY, readFd);
       } catch (e) {
-        throw isPermission(e) ? permissionError(e, 'read', name, nsPath) : e;
+        throw isPermission(e) ? permissionError(e, 'read', name, ns) : e;
       }
     },
     write(name, text) {
       const path = pathOf(name);
       try {
-        withFd(nsPath, path, fs.constants.O_WRONLY, (fd) => {
+        // a --target that exited since the namespace was opened: its namespace is left as it was
+        ns?.checkTargetAlive();
+        withFd(ns, path, fs.constants.O_WRONLY, (fd) => {
           // one write from offset 0: the kernel parses each write() as a whole value
           const data = Buffer.from(`${text}\n`);
           const n = fs.writeSync(fd, data, 0, data.length, null);
           if (n !== data.length) throw new SysctlError('EINVAL', `${keyOf(name)}: the kernel took ${n} of ${data.length} bytes of "${text}"`);
         });
       } catch (e) {
-        if (isPermission(e)) throw permissionError(e, 'write', name, nsPath);
+        if (isPermission(e)) throw permissionError(e, 'write', name, ns);
         if (errnoOf(e) === 'EINVAL' && !(e instanceof SysctlError) && (e as { syscall?: string }).syscall === 'write') {
           // hs_ctrl takes the name of a loaded BPF struct_ops smc_hs_ctrl: EINVAL means none has that name
           const why = name === 'hs_ctrl' ? ': no BPF handshake controller (struct_ops smc_hs_ctrl) of that name is loaded' : '';
-          throw new SysctlError('EINVAL', `the kernel refused "${text}" for ${keyOf(name)}${where(nsPath)} (EINVAL)${why}`, true);
+          throw new SysctlError('EINVAL', `the kernel refused "${text}" for ${keyOf(name)}${where(ns)} (EINVAL)${why}`, true);
         }
         throw e;
       }

@@ -24,7 +24,7 @@ function fakeNamespace(values: Record<string, string> = FRESH_612) {
   const state = { ...values };
   const writes: [string, string][] = [];
   const files: SmcSysctlFiles = {
-    nsPath: undefined,
+    ns: undefined,
     names: Object.keys(state).sort(),
     read: (name) => {
       const v = state[name];
