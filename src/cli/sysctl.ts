@@ -1,4 +1,4 @@
-// smc-run sysctl list | get NAME... | set NAME=VALUE... | export --format oci|k8s|sysctl.d [NAME=VALUE...]
+// smc-run sysctl list | get NAME... | set NAME=VALUE... | export --format oci|k8s|sysctl.d|podman [NAME=VALUE...]
 // The net.smc.* sysctls of this host or of a container's network namespace (--target PID / --netns).
 import type { Argv } from 'yargs';
 import {
@@ -86,13 +86,14 @@ function registerActions(y: Argv): Argv {
         .example('smc-run sysctl set wmem=1M rmem=1M', 'faster SMC-D bulk transfers in this namespace')
         .example('smc-run sysctl set --target 4321 autocorking_size=0', "in a container's namespace (that of PID 4321)"),
     (a) => guarded(() => set(a as unknown as CommonArgs & { assignments: unknown })))
-    .command('export [assignments..]', 'print the settings as an OCI spec fragment, a Kubernetes pod fragment or a sysctl.d file', (c) =>
+    .command('export [assignments..]', 'print the settings as an OCI spec fragment, a Kubernetes pod fragment, a sysctl.d file or podman options', (c) =>
       withTarget(withJson(c))
         .positional('assignments', { type: 'string', array: true, describe: 'NAME=VALUE pairs to export instead of the current non-default values' })
-        .option('format', { choices: EXPORT_FORMATS, demandOption: true, describe: 'oci (config.json linux.sysctl), k8s (pod securityContext.sysctls), sysctl.d' })
+        .option('format', { choices: EXPORT_FORMATS, demandOption: true, describe: 'oci (config.json linux.sysctl), k8s (pod securityContext.sysctls), sysctl.d, podman (podman run --sysctl options)' })
         .option('all', { type: 'boolean', default: false, describe: 'export every current value, defaults too' })
         .example('smc-run sysctl export --format k8s wmem=1M rmem=1M', 'a pod fragment for fast SMC-D bulk transfers')
-        .example('smc-run sysctl export --format oci --target 4321', "a container's non-default values"),
+        .example('smc-run sysctl export --format oci --target 4321', "a container's non-default values")
+        .example('podman run $(smc-run sysctl export --format podman autocorking_size=0) IMAGE', 'a podman container with SMC autocorking off'),
     (a) => guarded(() => exportSettings(a as unknown as CommonArgs & { assignments: unknown; format: ExportFormat; all: boolean })))
     .demandCommand(1, 'name an action: list, get, set or export')
     .epilog(

@@ -1,10 +1,10 @@
 // net.smc settings as the files that apply them declaratively, where they belong: a container's
 // namespace at creation (OCI runtime spec linux.sysctl, Kubernetes pod securityContext.sysctls) or the
-// host's initial namespace at boot (sysctl.d). Values arrive validated and in kernel form ("65536",
+// host's initial namespace at boot (sysctl.d), or podman's command line (podman run --sysctl). Values arrive validated and in kernel form ("65536",
 // never "64k"): runtimes write them to /proc/sys verbatim.
 
-export type ExportFormat = 'oci' | 'k8s' | 'sysctl.d';
-export const EXPORT_FORMATS: readonly ExportFormat[] = ['oci', 'k8s', 'sysctl.d'];
+export type ExportFormat = 'oci' | 'k8s' | 'sysctl.d' | 'podman';
+export const EXPORT_FORMATS: readonly ExportFormat[] = ['oci', 'k8s', 'sysctl.d', 'podman'];
 
 export interface ExportEntry {
   /** net.smc.NAME */
@@ -46,6 +46,15 @@ function sysctlD(entries: readonly ExportEntry[]): string {
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * podman run / podman create options, one per line: `podman run $(smc-run sysctl export --format podman ...)`.
+ * No comment line: the shell would pass it on as arguments. Kernel values hold no blanks, and podman splits
+ * KEY=VALUE at the first '='.
+ */
+function podman(entries: readonly ExportEntry[]): string {
+  return entries.map((e) => `--sysctl=${e.key}=${e.text}\n`).join('');
+}
+
 export function formatExport(format: ExportFormat, entries: readonly ExportEntry[]): string {
   switch (format) {
     case 'oci':
@@ -54,5 +63,7 @@ export function formatExport(format: ExportFormat, entries: readonly ExportEntry
       return k8s(entries);
     case 'sysctl.d':
       return sysctlD(entries);
+    case 'podman':
+      return podman(entries);
   }
 }

@@ -1,5 +1,6 @@
 // The export formats, parsed back with real parsers: what a runtime, kubectl or systemd-sysctl reads.
 import { describe, expect, it } from 'vitest';
+import { Pod } from 'kubernetes-models/v1';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { formatExport, type ExportEntry } from '../../src/sysctl/export';
 
@@ -55,5 +56,20 @@ describe('export', () => {
     expect(text.split('\n')[0]).toMatch(/^# .*initial network namespace/);
     expect(parseSysctlD(text)).toEqual({ 'net.smc.wmem': '1048576', 'net.smc.autocorking_size': '0', 'net.smc.hs_ctrl': '' });
     expect(parseSysctlD(formatExport('sysctl.d', []))).toEqual({});
+  });
+
+  it('Kubernetes: the fragment in a pod passes the Pod API schema (kubernetes-models), which a number value fails', () => {
+    const fragment = parseYaml(formatExport('k8s', ENTRIES)) as { securityContext: unknown };
+    const podWith = (securityContext: unknown): Pod =>
+      new Pod({ metadata: { name: 'smc-app' }, spec: { securityContext, containers: [{ name: 'app', image: 'node:20' }] } } as ConstructorParameters<typeof Pod>[0]);
+    expect(() => podWith(fragment.securityContext).validate()).not.toThrow();
+    // the schema is really checked: the same fragment with an unquoted number is refused
+    expect(() => podWith({ sysctls: [{ name: 'net.smc.wmem', value: 1048576 }] }).validate()).toThrow(/sysctls\/0\/value must be string/);
+  });
+
+  it('podman: one --sysctl=KEY=VALUE option per line, nothing else (the shell splits it into arguments)', () => {
+    const text = formatExport('podman', ENTRIES);
+    expect(text.split(/\s+/).filter(Boolean)).toEqual(['--sysctl=net.smc.wmem=1048576', '--sysctl=net.smc.autocorking_size=0', '--sysctl=net.smc.hs_ctrl=']);
+    expect(formatExport('podman', [])).toBe('');
   });
 });
