@@ -11,7 +11,9 @@ const SUITES: Record<string, string[]> = {
   // kernel-only tests
   smcd: ['test/integration/paths.test.ts', 'test/integration/sockopt.test.ts', 'test/integration/promises.test.ts', 'test/kernel/smcd/**/*.test.ts', 'test/kernel/common/**/*.test.ts',
     // connection bursts (#23): 6.12 only (they pin down this kernel's handshake-queue behaviour)
-    'test/kernel/smcd-burst/**/*.test.ts'],
+    'test/kernel/smcd-burst/**/*.test.ts',
+    // crun and podman (#21): 6.12 only (its guest kernel has the cgroup2 the runtimes need)
+    'test/kernel/containers/**/*.test.ts'],
   // the SMC-D suite on the newest kernel Debian serves (lane smcd-newest: DIBS loopback, 6.19+ sysctls)
   'smcd-newest': [
     'test/integration/paths.test.ts', 'test/integration/sockopt.test.ts', 'test/integration/promises.test.ts',

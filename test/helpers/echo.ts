@@ -11,10 +11,17 @@ export interface EchoServer {
   stop(): Promise<void>;
 }
 
-export function startEchoServer(host: string, opts: { launcher?: boolean; launcherArgs?: string[]; env?: NodeJS.ProcessEnv; wrap?: string[] } = {}): Promise<EchoServer> {
+/**
+ * opts.wrap goes before the server's command line (ip netns exec NS ...); opts.command turns that command
+ * line into another one that runs it (a container runtime that takes the program from its own config).
+ */
+export function startEchoServer(
+  host: string,
+  opts: { launcher?: boolean; launcherArgs?: string[]; env?: NodeJS.ProcessEnv; wrap?: string[]; command?: (argv: string[]) => string[] } = {},
+): Promise<EchoServer> {
   const script = [path.join(SCENARIOS, 'echo.cjs'), 'server', host];
   const argv = opts.launcher === false ? [process.execPath, ...script] : [process.execPath, BIN, ...(opts.launcherArgs ?? []), process.execPath, ...script];
-  const full = [...(opts.wrap ?? []), ...argv];
+  const full = opts.command ? opts.command(argv) : [...(opts.wrap ?? []), ...argv];
   const child = spawn(full[0] as string, full.slice(1), { env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const conns: Conn[] = [];
   let buf = '';
