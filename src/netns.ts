@@ -11,6 +11,8 @@ export interface NamespaceTarget {
   target?: number | undefined;
   /** a netns path (/proc/PID/ns/net, /run/netns/NAME) or a name under /run/netns */
   netns?: string | undefined;
+  /** a namespace this command opened already: the steps of one command share its handle */
+  handle?: NetnsHandle | undefined;
 }
 
 export class TargetError extends Error {
@@ -111,6 +113,7 @@ export function openNetns(t: NamespaceTarget): NetnsHandle | undefined {
   if (t.target !== undefined && t.netns !== undefined) {
     throw new TargetError('EUSAGE', 'give either --target PID or --netns PATH|NAME, not both');
   }
+  if (t.handle !== undefined) return { ...t.handle, close: () => undefined }; // the opener closes it
   if (t.target === undefined && t.netns === undefined) return undefined;
   const pid = t.target;
   const { fd, label } = pid !== undefined ? openTarget(pid) : openPath(t.netns!);
@@ -150,6 +153,14 @@ export function withNetns<T>(t: NamespaceTarget, fn: (ns: NetnsHandle | undefine
   } finally {
     ns?.close();
   }
+}
+
+/** A target that is the namespace already open in ns (or the caller's own), for the steps of one command. */
+export const pinned = (ns: NetnsHandle | undefined): NamespaceTarget => (ns === undefined ? {} : { handle: ns });
+
+/** Runs fn with a target pinned to the namespace opened once for the whole of fn. */
+export function withPinnedNetns<T>(t: NamespaceTarget, fn: (pinnedTarget: NamespaceTarget) => T): T {
+  return withNetns(t, (ns) => fn(pinned(ns)));
 }
 
 /** Checks that a target can be opened (e.g. at start-up of a long-running command), and lets it go. */

@@ -17,7 +17,7 @@ import { withSmcGenl } from '../api/genl';
 import { NetlinkError } from '../netlink/socket';
 import { HOST_BYTE_ORDER } from '../netlink/host-order';
 import { readSmcSysctl, SysctlError, writeSmcSysctl } from '../sysctl';
-import type { NamespaceTarget } from '../netns';
+import { withPinnedNetns, type NamespaceTarget } from '../netns';
 import type { RegisterCommand } from './commands';
 import { CliError, EXIT_FAILURE } from './errors';
 import { printJson, targetOf, withJson, withTarget } from './options';
@@ -61,7 +61,10 @@ function viaNetlink(args: HsArgs, target: NamespaceTarget, why: string): void {
 
 /** The sysctl door; ENOTSUP (the kernel has no such sysctl) sends the call to the netlink door. */
 function run(args: HsArgs): void {
-  const target = targetOf(args);
+  withPinnedNetns(targetOf(args), (target) => runIn(args, target));
+}
+
+function runIn(args: HsArgs, target: NamespaceTarget): void {
   if (HOST_BYTE_ORDER === 'BE') {
     try {
       viaNetlink(args, target, 'SMC netlink; on a big-endian host the kernel\'s net.smc.limit_smc_hs sysctl misses its bool');

@@ -9,6 +9,7 @@ import { socketInodesOf, socketOwners } from '../stats/owners';
 import type { RegisterCommand } from './commands';
 import { CliError, EXIT_USAGE } from './errors';
 import { printJson, targetOf, withJson, withTarget } from './options';
+import { withPinnedNetns, type NamespaceTarget } from '../netns';
 import { renderTable, type Column } from './table';
 import { formatSize } from '../units';
 import { counterScope, getSmcDevices, getSmcLinkGroups, getSmcSystemInfo, getSmcSystemStats } from '../api/system';
@@ -106,9 +107,9 @@ interface SystemArgs extends NsArgs {
   since: string | undefined;
 }
 
-/** Reads a kernel view of the namespace the options name. */
-function query<T>(args: NsArgs, read: (t: ReturnType<typeof targetOf>) => T): T {
-  return read(targetOf(args));
+/** Reads a kernel view of the namespace the options name, opened once for every read of the command. */
+function query<T>(args: NsArgs, read: (t: NamespaceTarget) => T): T {
+  return withPinnedNetns(targetOf(args), read);
 }
 
 function readSnapshot(file: string): StatsSnapshot {

@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { AF_INET, AF_SMC, IPPROTO_SMC, SMCPROTO_SMC } from '../constants';
 import { addonFix, loadAddon, isSystemError, firstLine } from '../native';
-import { withNetns, type NamespaceTarget, type NetnsHandle } from '../netns';
+import { pinned, withNetns, type NamespaceTarget, type NetnsHandle } from '../netns';
 import { SmcGenl, type SysInfo } from '../netlink/smc-genl';
 import { dumpSmcSockets, openSockDiag } from '../netlink/sockdiag';
 import { listSmcSysctls } from '../sysctl';
@@ -132,7 +132,7 @@ export function runChecks(target: NamespaceTarget): { checks: Check[]; facts: Do
 }
 
 function checksIn(ns: NetnsHandle | undefined): { checks: Check[]; facts: DoctorFacts } {
-  const target: NamespaceTarget = ns === undefined ? {} : { netns: ns.path };
+  const target = pinned(ns);
   const checks: Check[] = [];
   const facts: DoctorFacts = { afSmc: false, sysInfo: undefined, ueids: undefined, rdma: [] };
   const loaded = loadAddon();

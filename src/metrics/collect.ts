@@ -1,7 +1,7 @@
 // Reads what the metrics need from each namespace through the promise API (never blocking the event
 // loop), namespaces one after another (each opens its own netlink sockets). A namespace that cannot be
 // read becomes smc_up 0 with the reason kept, never a failed scrape.
-import { openNetns, type NamespaceTarget, type NetnsHandle } from '../netns';
+import { openNetns, pinned, type NamespaceTarget, type NetnsHandle } from '../netns';
 import * as smc from '../promises';
 import { buildFamilies, type NamespaceReading } from './families';
 import type { MetricFamily } from './model';
@@ -29,7 +29,7 @@ export async function readNamespace(t: MetricsTarget): Promise<NamespaceReading>
   try {
     // one handle per scrape: the four readings come from the same namespace even if the PID exits
     ns = openNetns({ target: t.target, netns: t.netns });
-    const target: NamespaceTarget = ns === undefined ? {} : { netns: ns.path };
+    const target = pinned(ns);
     reading.stats = await smc.getSmcSystemStats(target);
     reading.sockets = await smc.listSmcSockets(target);
     reading.devices = await smc.getSmcDevices(target);

@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openNetns, TargetError, withNetns } from '../../src/netns';
+import { openNetns, TargetError, withNetns, withPinnedNetns } from '../../src/netns';
 import { BIN, run } from '../helpers/run';
 
 const children: ChildProcess[] = [];
@@ -61,6 +61,19 @@ describe('the namespace handle of a command', () => {
     }
     // closed: the fd number no longer leads there
     expect(fs.existsSync(ns.path) && fs.statSync(ns.path).ino === theirs).toBe(false);
+  });
+
+  it('the steps of one command share its handle: a pinned target is never opened again, nor closed by a step', async () => {
+    const child = await processInOwnNetns();
+    const theirs = fs.statSync(`/proc/${child.pid}/ns/net`).ino;
+    const seen = withPinnedNetns({ target: child.pid }, (t) => {
+      const first = withNetns(t, (ns) => ns!.path);
+      // the step closed its view; the command's handle is still open and still the same namespace
+      const second = withNetns(t, (ns) => ({ path: ns!.path, ino: fs.statSync(ns!.path).ino }));
+      return { first, ...second };
+    });
+    expect(seen.first).toBe(seen.path);
+    expect(seen.ino).toBe(theirs);
   });
 
   it('a zombie --target (exited, not yet reaped) has no namespace: ESRCH, one line', async () => {
