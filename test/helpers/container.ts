@@ -101,6 +101,22 @@ export function writeOciBundle(dir: string, o: { args: string[]; rootfs: string;
   fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(config, null, 2));
 }
 
+/** Waits (up to 60 s) until no process has text in its command line. */
+async function waitUntilNoProcessMentions(text: string): Promise<void> {
+  const mentions = (pid: string): boolean => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
+    } catch {
+      return false; // gone meanwhile
+    }
+  };
+  for (let i = 0; i < 600; i++) {
+    if (!fs.readdirSync('/proc').some((p) => /^\d+$/.test(p) && mentions(p))) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`processes still use ${text} after 60 s`);
+}
+
 /** One container runtime as the tests drive it: start a program, run a command inside, find the init PID. */
 export interface Runtime {
   name: 'crun' | 'podman';
@@ -110,6 +126,8 @@ export interface Runtime {
   /** the container's first process, as the guest sees it */
   pid(id: string): Promise<number>;
   remove(id: string): Promise<void>;
+  /** resolves once nothing of the runtime uses its state any more (after remove and the program's exit) */
+  settled(): Promise<void>;
 }
 
 export function crun(o: { rootfs: string; net: ContainerNet; sysctl: Record<string, string>; bundles: string }): Runtime {
@@ -126,6 +144,7 @@ export function crun(o: { rootfs: string; net: ContainerNet; sysctl: Record<stri
       await run('crun', ['kill', id, 'KILL']);
       await run('crun', ['delete', '--force', id]);
     },
+    settled: async () => undefined,
   };
 }
 
@@ -151,5 +170,8 @@ export function podman(o: { rootfs: string; net: ContainerNet; sysctlArgs: strin
     remove: async (id) => {
       await run('podman', [...global, 'rm', '--force', id]);
     },
+    // conmon starts `podman container cleanup` (with --root in the state dir) on its own when the container
+    // exits: the state dir is free only once no podman process of it is left
+    settled: () => waitUntilNoProcessMentions(o.state),
   };
 }

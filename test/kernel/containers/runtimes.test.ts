@@ -105,8 +105,9 @@ describe.runIf(EXPECT_MODE === 'smcd')('containers run by real runtimes', () => 
       holder?.child.kill('SIGTERM');
       await rt?.remove(id);
       await server?.stop();
+      await rt?.settled();
       await net?.remove();
-      fs.rmSync(state, { recursive: true, force: true });
+      fs.rmSync(state, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
     });
 
     it('inside, /proc/sys/net/smc shows the exported values; the guest keeps its own', async () => {
