@@ -30,8 +30,6 @@ export interface NetnsHandle {
   readonly path: string;
   /** for messages: /proc/PID/ns/net or the --netns path as given */
   readonly label: string;
-  /** the --target PID, if the namespace came from one */
-  readonly pid: number | undefined;
   /** the namespace's inode (what /proc/PID/ns/net reads as net:[INO]) */
   readonly inode: number;
   /** throws ESRCH when the --target process has exited (or its PID now names another process) */
@@ -101,10 +99,6 @@ function openPath(netns: string): { fd: number; label: string } {
     if (code === 'EACCES' || code === 'EPERM') throw new TargetError('EPERM', `cannot open ${label}: not permitted (run as root, e.g. with sudo)`);
     throw new TargetError('ENOENT', `no network namespace at ${label}`);
   }
-  if (!fs.fstatSync(fd).isFile()) {
-    fs.closeSync(fd);
-    throw new TargetError('EINVAL', `${label} is not a network namespace`);
-  }
   return { fd, label };
 }
 
@@ -117,14 +111,19 @@ export function openNetns(t: NamespaceTarget): NetnsHandle | undefined {
   if (t.target === undefined && t.netns === undefined) return undefined;
   const pid = t.target;
   const { fd, label } = pid !== undefined ? openTarget(pid) : openPath(t.netns!);
+  const st = fs.fstatSync(fd);
+  if (!st.isFile()) {
+    // a directory, a device...: namespace files are regular files of nsfs (setns tells the kind)
+    fs.closeSync(fd);
+    throw new TargetError('EINVAL', `${label} is not a network namespace`);
+  }
   const started = pid === undefined ? undefined : startTimeOf(pid);
   holdForTests();
   let open = true;
   return {
     path: `/proc/self/fd/${fd}`,
     label,
-    pid,
-    inode: fs.fstatSync(fd).ino,
+    inode: st.ino,
     checkTargetAlive() {
       if (pid === undefined) return;
       const now = startTimeOf(pid);
@@ -161,6 +160,16 @@ export const pinned = (ns: NetnsHandle | undefined): NamespaceTarget => (ns === 
 /** Runs fn with a target pinned to the namespace opened once for the whole of fn. */
 export function withPinnedNetns<T>(t: NamespaceTarget, fn: (pinnedTarget: NamespaceTarget) => T): T {
   return withNetns(t, (ns) => fn(pinned(ns)));
+}
+
+/** withPinnedNetns for work that awaits; the namespace stays open until fn settles. */
+export async function withPinnedNetnsAsync<T>(t: NamespaceTarget, fn: (pinnedTarget: NamespaceTarget) => Promise<T>): Promise<T> {
+  const ns = openNetns(t);
+  try {
+    return await fn(pinned(ns));
+  } finally {
+    ns?.close();
+  }
 }
 
 /** Checks that a target can be opened (e.g. at start-up of a long-running command), and lets it go. */

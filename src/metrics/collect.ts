@@ -1,7 +1,7 @@
 // Reads what the metrics need from each namespace through the promise API (never blocking the event
 // loop), namespaces one after another (each opens its own netlink sockets). A namespace that cannot be
 // read becomes smc_up 0 with the reason kept, never a failed scrape.
-import { openNetns, pinned, type NamespaceTarget, type NetnsHandle } from '../netns';
+import { withPinnedNetnsAsync, type NamespaceTarget } from '../netns';
 import * as smc from '../promises';
 import { buildFamilies, type NamespaceReading } from './families';
 import type { MetricFamily } from './model';
@@ -25,19 +25,16 @@ function errorOf(e: unknown): { code: string; message: string } {
 export async function readNamespace(t: MetricsTarget): Promise<NamespaceReading> {
   const start = process.hrtime.bigint();
   const reading: NamespaceReading = { netns: labelOf(t), seconds: 0 };
-  let ns: NetnsHandle | undefined;
   try {
     // one handle per scrape: the four readings come from the same namespace even if the PID exits
-    ns = openNetns({ target: t.target, netns: t.netns });
-    const target = pinned(ns);
-    reading.stats = await smc.getSmcSystemStats(target);
-    reading.sockets = await smc.listSmcSockets(target);
-    reading.devices = await smc.getSmcDevices(target);
-    reading.linkGroups = await smc.getSmcLinkGroups(target);
+    await withPinnedNetnsAsync({ target: t.target, netns: t.netns }, async (target) => {
+      reading.stats = await smc.getSmcSystemStats(target);
+      reading.sockets = await smc.listSmcSockets(target);
+      reading.devices = await smc.getSmcDevices(target);
+      reading.linkGroups = await smc.getSmcLinkGroups(target);
+    });
   } catch (e) {
     reading.error = errorOf(e);
-  } finally {
-    ns?.close();
   }
   reading.seconds = Number(process.hrtime.bigint() - start) / 1e9;
   return reading;

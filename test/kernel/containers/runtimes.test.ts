@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { containerNet, crun, guestRootfs, podman, type ContainerNet, type Runtime } from '../../helpers/container';
 import { echoClient, startEchoServer, waitForConns, type EchoServer } from '../../helpers/echo';
 import { BIN, EXPECT_MODE, run, smcRun, spawnJsonLines } from '../../helpers/run';
+import { waitForFdOn, waitInNamespace } from '../../helpers/netns';
 
 /** What the containers get: values a fresh namespace never has (6.12 defaults: 65536 each). */
 const SETTINGS = ['autocorking_size=0', 'wmem=262144', 'rmem=131072'];
@@ -170,19 +171,6 @@ describe.runIf(EXPECT_MODE === 'smcd')('containers run by real runtimes', () => 
   });
 });
 
-/** Waits until process pid holds an fd that leads to link (e.g. net:[INO]). */
-async function waitForFdOn(pid: number, link: string): Promise<void> {
-  for (let i = 0; i < 2400; i++) {
-    try {
-      if (fs.readdirSync(`/proc/${pid}/fd`).some((fd) => fs.readlinkSync(`/proc/${pid}/fd/${fd}`) === link)) return;
-    } catch {
-      // an fd closed while we looked, or the process is not there yet
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`PID ${pid} never opened ${link}`);
-}
-
 describe.runIf(EXPECT_MODE === 'smcd')('bad --target input around a container: one line, nothing changed', () => {
   const ns = `smcrun-badtarget-${process.pid}`;
   const inNs = (name: string): Promise<string> => run('ip', ['netns', 'exec', ns, 'cat', `/proc/sys/net/smc/${name}`]).then((r) => r.stdout.trim());
@@ -196,15 +184,8 @@ describe.runIf(EXPECT_MODE === 'smcd')('bad --target input around a container: o
 
   it('a --target that exits mid-command: exit 1, one line, its namespace unchanged', async () => {
     const target = spawn('ip', ['netns', 'exec', ns, 'sleep', '600'], { stdio: 'ignore' });
+    await waitInNamespace(target.pid!, `/run/netns/${ns}`);
     const nsIno = fs.statSync(`/run/netns/${ns}`).ino;
-    for (let i = 0; i < 200; i++) {
-      try {
-        if (fs.statSync(`/proc/${target.pid}/ns/net`).ino === nsIno) break;
-      } catch {
-        // not yet
-      }
-      await new Promise((r) => setTimeout(r, 25));
-    }
     const before = await inNs('autocorking_size');
     // the test hook holds the command for 10 s right after it opened the namespace: once its fd is there,
     // the target ends

@@ -8,6 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, EXPECT_MODE, run, smcRun } from '../../helpers/run';
+import { waitInNamespace } from '../../helpers/netns';
 import { SmcGenl } from '../../../src/netlink/smc-genl';
 import { listSmcSysctls, readSmcSysctl, writeSmcSysctl } from '../../../src/sysctl';
 
@@ -57,20 +58,6 @@ function errorCode(fn: () => unknown): string | undefined {
     return (e as { code?: string }).code;
   }
   return undefined;
-}
-
-/** Waits until pid has joined the namespace mounted at nsPath. */
-async function waitInNamespace(pid: number, nsPath: string): Promise<void> {
-  const want = `net:[${fs.statSync(nsPath).ino}]`;
-  for (let i = 0; i < 200; i++) {
-    try {
-      if (fs.readlinkSync(`/proc/${pid}/ns/net`) === want) return;
-    } catch {
-      // not started yet
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`PID ${pid} never entered ${nsPath}`);
 }
 
 describe.runIf(EXPECT_MODE === 'smcd')('net.smc sysctls per namespace (real kernel)', () => {
