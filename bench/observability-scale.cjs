@@ -22,11 +22,12 @@ const ROOT = path.join(__dirname, '..');
 const BIN = path.join(ROOT, 'bin', 'smc-run');
 const arg = (name, def) => { const i = process.argv.indexOf(name); return i >= 0 ? process.argv[i + 1] : def; };
 const SIZES = arg('--sizes', '1000,5000,10000') === 'none' ? [] : arg('--sizes', '1000,5000,10000').split(',').map(Number);
-const MODES = ['none', 'promise', 'promise-pool', 'sync'];
+const MODES = ['none', 'promise', 'promise-unpaced', 'sync'];
 const ROUNDS = Number(arg('--rounds', '3'));
 const OUT = arg('--out', path.join(__dirname, 'results', 'observability-scale.json'));
 const BURST = Number(arg('--burst', '300'));
 const NS = `smcrun-obs-${process.pid}`;
+const pct = (a, p) => { const s = [...a].sort((x, y) => x - y); return s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))]; };
 const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.length >> 1]; };
 
 // ---- the roles, each its own process inside the namespace ----
@@ -68,15 +69,18 @@ async function lookupServer(mode) {
   const h = monitorEventLoopDelay({ resolution: 1 });
   let seen = 0;
   let smcd = 0;
+  const lookupMs = [];
   const server = net.createServer(async (s) => {
     s.on('error', () => {});
     // (not `smcd += await ...`: that reads smcd before the await and loses concurrent increments)
+    const t0 = performance.now();
     const info = mode.startsWith('promise') ? await promises.getSmcInfo(s) : mode === 'sync' ? api.getSmcInfo(s) : undefined;
+    lookupMs.push(performance.now() - t0);
     if (info?.mode === 'smcd') smcd++;
     s.end('x');
     if (++seen === BURST) {
       h.disable();
-      process.stdout.write(`${JSON.stringify({ mode, p50: h.percentile(50) / 1e6, p99: h.percentile(99) / 1e6, max: h.max / 1e6, smcd })}\n`);
+      process.stdout.write(`${JSON.stringify({ mode, p50: h.percentile(50) / 1e6, p99: h.percentile(99) / 1e6, max: h.max / 1e6, smcd, lookupP50: pct(lookupMs, 50), lookupP99: pct(lookupMs, 99) })}\n`);
       process.exit(0);
     }
   });
@@ -169,20 +173,20 @@ async function main() {
     const delay = [];
     for (let round = 0; round < ROUNDS; round++) {
       for (const mode of MODES) {
-        // promise-pool: the dump on a libuv pool thread itself, as before the nice-19 exchange thread
-        const srv = inNs([__filename, '--role', 'lookup', mode], mode === 'promise-pool' ? { env: { ...process.env, SMC_RUN_TEST_NETLINK_NICE: '0' } } : {});
+        // promise-unpaced: dumps back to back under a stream of lookups, as before the pacing
+        const srv = inNs([__filename, '--role', 'lookup', mode], mode === 'promise-unpaced' ? { env: { ...process.env, SMC_RUN_TEST_DUMP_PACING: '0' } } : {});
         const result = nextLine(srv, (l) => l.startsWith('{'));
         const port = Number((await nextLine(srv, (l) => l.startsWith('port '))).split(' ')[1]);
         const cl = inNs([__filename, '--role', 'burst', String(port)]);
         const r = JSON.parse(await result);
         cl.kill('SIGTERM');
         delay.push({ round, ...r });
-        console.log(`  round ${round} ${mode.padEnd(7)}: event-loop delay p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, max ${r.max.toFixed(1)} ms; SMC-D seen ${r.smcd}/${BURST}`);
+        console.log(`  round ${round} ${mode.padEnd(7)}: event-loop delay p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, max ${r.max.toFixed(1)} ms; lookup p50 ${r.lookupP50.toFixed(2)} ms, p99 ${r.lookupP99.toFixed(2)} ms; SMC-D seen ${r.smcd}/${BURST}`);
       }
     }
     h2.kill('SIGTERM');
     const byMode = (m) => delay.filter((d) => d.mode === m);
-    const summary = Object.fromEntries(MODES.map((m) => [m, { p99: median(byMode(m).map((d) => d.p99)), p50: median(byMode(m).map((d) => d.p50)) }]));
+    const summary = Object.fromEntries(MODES.map((m) => [m, { p99: median(byMode(m).map((d) => d.p99)), p50: median(byMode(m).map((d) => d.p50)), lookupP50: median(byMode(m).map((d) => d.lookupP50)), lookupP99: median(byMode(m).map((d) => d.lookupP99)) }]));
     console.log(`p99 added by the lookup at 2,000 sockets: ${MODES.filter((m) => m !== 'none').map((m) => `${m} ${(summary[m].p99 - summary.none.p99).toFixed(2)} ms`).join(', ')}`);
     const out = { kernel: os.release(), node: process.version, cpus: os.cpus().length, date: new Date().toISOString().slice(0, 10), burst: BURST, scale, delay, summary };
     fs.writeFileSync(OUT, `${JSON.stringify(out, null, 2)}\n`);

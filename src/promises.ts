@@ -2,13 +2,15 @@
 // node:fs/promises. Every netlink request and receive runs on a libuv thread-pool thread (the addon's
 // netlinkRequestAsync); the parsing, policy and types are the sync API's own (src/stats, src/netlink).
 // getSmcInfo calls made in the same tick share one sock_diag dump: the kernel has no per-socket filter for
-// SMC sockets, so one dump answers them all, and the receiving thread keeps only their rows.
+// SMC sockets, so one dump answers them all, and the receiving thread keeps only their rows; dumps are
+// paced (stats/dump-pacing.ts) so that a stream of lookups does not keep a CPU dumping.
 import type * as net from 'node:net';
 import { addon } from './native';
 import type { NamespaceTarget } from './netns';
 import { NetlinkSocket } from './netlink/socket';
 import { dumpSmcMessagesAsync, findSmcMessagesAsync, openSockDiag, parseSmcDiagMessage } from './netlink/sockdiag';
 import { dumpTcpSocketsAsync } from './netlink/inet-diag';
+import { DumpPacer } from './stats/dump-pacing';
 import { lacksAddresses, withTcpAddresses } from './stats/tcp-addresses';
 import { AF_SMC, IPPROTO_SMC, SOL_SOCKET, SO_DOMAIN, SO_PROTOCOL } from './constants';
 import { familyOf, fdOf, openSockDiagFor, tcpInfo, toSocketInfo, withOwnAddresses, type SmcSocketInfo } from './stats/sockets';
@@ -46,6 +48,8 @@ const MAX_DUMPS = 3;
 let waiting: Pending[] = [];
 let scheduled = false;
 let inFlight = false;
+/** SMC_RUN_TEST_DUMP_PACING=0: dumps back to back, the bench's comparison (bench/observability-scale.cjs) */
+const pacer = new DumpPacer(process.env.SMC_RUN_TEST_DUMP_PACING === '0' ? 0 : 1);
 
 /** One dump in the caller's namespace, off the main thread, keeping only the rows of these inodes. */
 async function dumpRows(inodes: bigint[]): Promise<Map<bigint, Buffer> | undefined> {
@@ -79,6 +83,7 @@ function stillSmc(p: Pending): boolean {
 
 async function runBatch(batch: Pending[]): Promise<void> {
   inFlight = true;
+  const started = performance.now();
   try {
     const rows = await dumpRows(batch.map((p) => p.inode));
     for (const p of batch) {
@@ -99,25 +104,31 @@ async function runBatch(batch: Pending[]): Promise<void> {
     for (const p of batch) p.reject(e);
   } finally {
     inFlight = false;
+    pacer.record(started, performance.now());
     // calls that came while this dump was read need a newer one: their sockets may be younger
     if (waiting.length > 0) schedule();
   }
 }
 
+function startBatch(): void {
+  scheduled = false;
+  const batch = waiting;
+  waiting = [];
+  void runBatch(batch);
+}
+
 function schedule(): void {
   if (scheduled || inFlight) return;
   scheduled = true;
-  process.nextTick(() => {
-    scheduled = false;
-    const batch = waiting;
-    waiting = [];
-    void runBatch(batch);
-  });
+  const wait = pacer.delay(performance.now());
+  if (wait >= 1) setTimeout(startBatch, wait);
+  else process.nextTick(startBatch);
 }
 
 /**
  * The SMC state of one socket, as getSmcInfo() gives it, without blocking the event loop. All calls of
- * one tick are answered from one dump; a call made while a dump is being read waits for the next one.
+ * one tick are answered from one dump; a call made while a dump is being read, or soon after (the
+ * pacing), waits for the next one.
  * Rejects with a TypeError for a destroyed or not yet connected socket, as the sync twin throws.
  */
 export function getSmcInfo(socket: net.Socket): Promise<SmcSocketInfo> {

@@ -61,12 +61,44 @@ describe('smc-run/promises', () => {
       const infos = await Promise.all([...clients, ...accepted].map((s) => promises.getSmcInfo(s)));
       expect(infos).toHaveLength(16);
       expect(spy).toHaveBeenCalledTimes(1);
-      // calls made while that dump was read get a newer one: two ticks, two dumps
+      // calls made while that dump was read get a newer one: two ticks, two dumps (the first call made
+      // after the pacing pause, which lasts as long as the last dump took: far less than 500 ms here)
+      await new Promise((r) => setTimeout(r, 500));
       const first = promises.getSmcInfo(clients[0] as net.Socket);
       await new Promise((r) => setImmediate(r));
       const second = promises.getSmcInfo(clients[1] as net.Socket);
       await Promise.all([first, second]);
       expect(spy).toHaveBeenCalledTimes(3);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('paces dumps: after a dump of T ms the next waits T ms, and the calls made meanwhile, tick after tick, share it', async () => {
+    const a = addon();
+    const real = a.netlinkRequestAsync.bind(a);
+    const starts: number[] = [];
+    // every dump made slow (40 ms more), as at thousands of sockets under emulation
+    const spy = vi.spyOn(a, 'netlinkRequestAsync').mockImplementation(async (...args: Parameters<typeof real>) => {
+      starts.push(performance.now());
+      try {
+        return await real(...args);
+      } finally {
+        await new Promise((r) => setTimeout(r, 40));
+      }
+    });
+    try {
+      await promises.getSmcInfo(clients[0] as net.Socket);
+      const ended = performance.now();
+      const later: Array<Promise<promises.SmcSocketInfo>> = [];
+      for (const s of [...clients.slice(1, 4), ...accepted.slice(0, 3)]) {
+        later.push(promises.getSmcInfo(s));
+        await new Promise((r) => setImmediate(r)); // each call in a tick of its own
+      }
+      const infos = await Promise.all(later);
+      expect(infos.map((i) => i.mode)).toEqual(Array(6).fill(EXPECT_MODE ?? 'tcp'));
+      expect(spy).toHaveBeenCalledTimes(2);
+      expect(starts[1]! - ended).toBeGreaterThanOrEqual(30);
     } finally {
       spy.mockRestore();
     }
