@@ -14,10 +14,14 @@ export interface EchoServer {
 /**
  * opts.wrap goes before the server's command line (ip netns exec NS ...); opts.command turns that command
  * line into another one that runs it (a container runtime that takes the program from its own config).
+ * opts.startTimeoutMs: how long to wait for "listening" (default 60 s).
  */
 export function startEchoServer(
   host: string,
-  opts: { launcher?: boolean; launcherArgs?: string[]; env?: NodeJS.ProcessEnv; wrap?: string[]; command?: (argv: string[]) => string[] } = {},
+  opts: {
+    launcher?: boolean; launcherArgs?: string[]; env?: NodeJS.ProcessEnv; wrap?: string[]; command?: (argv: string[]) => string[];
+    startTimeoutMs?: number;
+  } = {},
 ): Promise<EchoServer> {
   const script = [path.join(SCENARIOS, 'echo.cjs'), 'server', host];
   const argv = opts.launcher === false ? [process.execPath, ...script] : [process.execPath, BIN, ...(opts.launcherArgs ?? []), process.execPath, ...script];
@@ -28,7 +32,7 @@ export function startEchoServer(
   let stderr = '';
   child.stderr?.on('data', (d) => (stderr += d));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`echo server did not start: ${stderr}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`echo server did not start in ${(opts.startTimeoutMs ?? 60_000) / 1000} s: ${stderr}`)), opts.startTimeoutMs ?? 60_000);
     child.on('exit', (code) => reject(new Error(`echo server exited ${code}: ${stderr}`)));
     child.stdout?.on('data', (d) => {
       buf += d;

@@ -99,9 +99,11 @@ describe.runIf(EXPECT_MODE === 'smcd')('containers run by real runtimes', () => 
       rt = await setup(rootfs.dir, net, state);
       // argv is `node bin/smc-run node echo.cjs server`: the container runs bin/smc-run itself, as users
       // would (`smc-run node app.js`), and the launcher execs, so the container's first process is the server
-      server = await startEchoServer(net.ctrIp, { command: (argv) => rt.command(id, argv.slice(1)) });
+      // a first podman run under TCG took more than 60 s on a slow machine (session 6's CI): podman sets up
+      // its state, conmon and the container before Node starts inside
+      server = await startEchoServer(net.ctrIp, { command: (argv) => rt.command(id, argv.slice(1)), startTimeoutMs: 240_000 });
       ctrPid = await rt.pid(id);
-    });
+    }, 360_000);
     afterAll(async () => {
       holder?.child.kill('SIGTERM');
       await rt?.remove(id);
