@@ -35,6 +35,17 @@ apt_need() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 }
 
+# The lanes, in the order `--target all` runs them, as name:reports (how many vitest runs their guests
+# make). The lanes on Debian's stock kernels come first, so that the background kernel builds .ci/run
+# starts (test/vm/kernels.sh) have the longest time to finish before a lane boots their kernels.
+LANES=(smcr-6.12:2 smcr-6.1:1 smcd-6.12:3 smcd-newest:1 s390x:1)
+declare -A ALIAS=([smcd]=smcd-6.12 [smcr]=smcr-6.12)
+# build-kernel.sh's arguments for the lanes that boot a kernel built here (the others boot Debian's)
+declare -A LANE_KERNEL=([smcd-6.12]="--arch x86_64" [smcd-newest]="--series newest --suite trixie-backports --fragment config-7.x.fragment" [s390x]="--arch s390x")
+# the Debian packages those builds need (installed in the foreground: the background never runs the
+# system's apt-get, which a foreground step may be running)
+KERNEL_BUILD_TOOLS=(gcc gcc-s390x-linux-gnu make bc bison flex libelf-dev libssl-dev xz-utils)
+
 # debian_apt RELEASE ARGS... : apt-get against a private state for that Debian release (bookworm, trixie,
 # ...; system sources and state untouched), under $CACHE_ROOT/apt-RELEASE.
 debian_apt() {
@@ -44,10 +55,14 @@ debian_apt() {
   [ -e "$st/sources.list" ] || echo "deb $MIRROR $rel main" > "$st/sources.list"
   local o=(-o Dir::Etc::sourcelist="$st/sources.list" -o Dir::Etc::sourceparts=- -o Dir::State::Lists="$st/lists"
            -o Dir::Cache::archives="$st/archives" -o APT::Sandbox::User=root)
-  if ! ls "$st/lists/"*"$rel"*Packages* >/dev/null 2>&1 || [ -n "$(find "$st/lists" -maxdepth 1 -name '*Packages*' -mtime +7)" ]; then
-    apt-get "${o[@]}" update -qq >/dev/null
-  fi
-  apt-get "${o[@]}" "$@"
+  # one apt-get at a time per state: a lane and the background kernel builds (.ci/run) may share a release
+  (
+    flock 8
+    if ! ls "$st/lists/"*"$rel"*Packages* >/dev/null 2>&1 || [ -n "$(find "$st/lists" -maxdepth 1 -name '*Packages*' -mtime +7)" ]; then
+      apt-get "${o[@]}" update -qq >/dev/null
+    fi
+    apt-get "${o[@]}" "$@"
+  ) 8>"$st/smc-run.lock"
 }
 # trixie_apt ARGS... : debian_apt trixie ARGS...
 trixie_apt() { debian_apt trixie "$@"; }

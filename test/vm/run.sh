@@ -12,9 +12,6 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 . "$HERE/lib.sh"
 
-# name:reports (how many vitest runs the lane's guests make). Order = run order in "all".
-LANES=(smcd-6.12:3 smcr-6.12:2 smcr-6.1:1 smcd-newest:1 s390x:1)
-declare -A ALIAS=([smcd]=smcd-6.12 [smcr]=smcr-6.12)
 
 TARGET=smcd
 while [ $# -gt 0 ]; do

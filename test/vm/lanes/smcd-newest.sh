@@ -5,5 +5,7 @@
 # usage: smcd-newest.sh RUN_DIR (new or empty; the guest leaves its results in RUN_DIR/results)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
-KERNEL=$(nice -n 5 bash "$HERE/smcd/build-kernel.sh" --series newest --suite trixie-backports --fragment config-7.x.fragment)
+. "$HERE/lib.sh"
+# shellcheck disable=SC2086
+KERNEL=$(bash "$HERE/smcd/build-kernel.sh" ${LANE_KERNEL[smcd-newest]})
 exec bash "$HERE/smcd/boot.sh" --timeout 1500 --kernel "$KERNEL" "$HERE/jobs/smcd-newest.sh" "$1"

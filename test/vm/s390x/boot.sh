@@ -34,7 +34,8 @@ t0=$(date +%s)
 bash "$REPO/scripts/build-prebuilds.sh" s390x >&2 || die "cannot build the s390x addon (scripts/build-prebuilds.sh s390x)"
 ADDON=$REPO/prebuilds/linux-s390x/smc_run.glibc.node
 [ -s "$ADDON" ] || die "no s390x addon at $ADDON"
-KERNEL=$("$REPO/test/vm/smcd/build-kernel.sh" --arch s390x)
+# shellcheck disable=SC2086
+KERNEL=$("$REPO/test/vm/smcd/build-kernel.sh" ${LANE_KERNEL[s390x]})
 ROOT=$("$HERE/build-root.sh")
 log "s390x addon, kernel $KERNEL, root $ROOT ready in $(( $(date +%s) - t0 )) s"
 # the guest mounts the repo over its (read-only) root at the host's path: the mount point must exist there;

@@ -27,7 +27,8 @@ keep=1
 mkdir -p "$RUN"; RUN=$(cd "$RUN" && pwd)
 rm -f "$RUN/rc"
 apt_need qemu-system-x86 iproute2
-[ -n "$KERNEL" ] || KERNEL=$("$HERE/build-kernel.sh")
+# shellcheck disable=SC2086
+[ -n "$KERNEL" ] || KERNEL=$("$HERE/build-kernel.sh" ${LANE_KERNEL[smcd-6.12]})
 [ -s "$KERNEL" ] || die "--kernel: no kernel image at $KERNEL"
 cp "$JOB" "$RUN/job.sh"
 APPEND="console=ttyS0 loglevel=4 panic=-1 root=hostroot rootfstype=9p"

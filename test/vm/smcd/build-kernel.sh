@@ -52,9 +52,17 @@ else
 fi
 OUT=$CACHE_ROOT/kernel-$NAME-$KEY
 if [ -s "$OUT/bzImage" ]; then echo "$OUT/bzImage"; exit 0; fi
+# One build per kernel at a time: .ci/run builds the lanes' kernels in the background (test/vm/kernels.sh)
+# while a lane may ask for the same one; the second caller waits for the first and takes its result.
+mkdir -p "$CACHE_ROOT"
+exec 9>"$OUT.lock"
+if ! flock -n 9; then
+  log "kernel-$NAME-$KEY is being built by another process; waiting for it"
+  flock 9
+fi
+if [ -s "$OUT/bzImage" ]; then echo "$OUT/bzImage"; exit 0; fi
 
 apt_need "${TOOLS[@]}" make bc bison flex libelf-dev libssl-dev xz-utils
-mkdir -p "$CACHE_ROOT"
 WORK=$(mktemp -d "$CACHE_ROOT/build.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 log "downloading linux-source-$SERIES from $SUITE"
