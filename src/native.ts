@@ -1,6 +1,7 @@
 // The only door to the C++ addon: loads it once and declares its whole surface with exact types.
 // Everything above this file is typed TypeScript; the addon does syscalls only.
 import * as path from 'node:path';
+import { PACKAGE_ROOT } from './package-root';
 
 export interface NativeAddon {
   /** socket(domain, SOCK_STREAM|SOCK_NONBLOCK|SOCK_CLOEXEC, protocol) -> fd */
@@ -42,8 +43,7 @@ export type AddonState = { ok: true; addon: NativeAddon; path: string } | { ok: 
 
 let state: AddonState | undefined;
 
-/** The installed package's root (dist/.. here, and for the bundled preload). */
-export const PACKAGE_ROOT = path.join(__dirname, '..');
+export { PACKAGE_ROOT };
 
 /** Architectures with a prebuilt addon in the npm tarball (linux, glibc). */
 export const PREBUILT_ARCHS = ['x64', 'arm64', 's390x'] as const;

@@ -2,6 +2,7 @@
 // options as SMC_RUN_* variables (so every Node process below it reads the same configuration).
 import * as path from 'node:path';
 import { ENV } from '../config';
+import { PACKAGE_ROOT } from '../package-root';
 import { withPreload } from './node-options';
 
 export interface LaunchOptions {
@@ -14,7 +15,7 @@ export interface LaunchOptions {
   rcvbuf: string | undefined;
 }
 
-export const PRELOAD_PATH = path.join(__dirname, '..', 'preload.js');
+export const PRELOAD_PATH = path.join(PACKAGE_ROOT, 'dist', 'preload.js');
 
 /** `smc-run CMD` with no options. */
 export const DEFAULT_LAUNCH_OPTIONS: Readonly<LaunchOptions> = {

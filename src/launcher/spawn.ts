@@ -4,11 +4,12 @@
 import { spawn } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { PACKAGE_ROOT } from '../package-root';
 
 const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'];
 
 /** bin/smc-run of this package. */
-export const LAUNCHER_PATH = path.join(__dirname, '..', '..', 'bin', 'smc-run');
+export const LAUNCHER_PATH = path.join(PACKAGE_ROOT, 'bin', 'smc-run');
 
 export function runThroughShell(argv: string[]): Promise<number> {
   return new Promise((resolve) => {
