@@ -40,8 +40,13 @@ for (const f of reports) {
     passed += r.numPassedTests;
     failed += r.numFailedTests;
     skipped += r.numPendingTests + r.numTodoTests;
-    // a file that failed to load (syntax error, throwing config) has no tests but is a failure
-    for (const t of r.testResults || []) if (t.status === 'failed' && (t.assertionResults || []).length === 0) failed++;
+    // a file that failed outside its tests (a syntax error, a throwing beforeAll: vitest then reports its
+    // tests as skipped) is a failure, named with its error
+    for (const t of r.testResults || []) {
+      if (t.status !== 'failed' || (t.assertionResults || []).some((a) => a.status === 'failed')) continue;
+      failed++;
+      problems.push(`${path.relative(process.cwd(), t.name || '?')} failed outside its tests: ${String(t.message || 'no message').split('\n')[0]}`);
+    }
   } catch (e) {
     problems.push(`unreadable report ${f}: ${e.message}`);
   }
