@@ -161,7 +161,12 @@ export function podman(o: { rootfs: string; net: ContainerNet; sysctlArgs: strin
     name: 'podman',
     command: (id, argv) => [
       'podman', ...global, 'run', '--rm', '--name', id, `--network=ns:${o.net.path}`, '--cgroups', 'disabled', '--security-opt', 'seccomp=unconfined',
-      ...o.sysctlArgs, '--read-only', '--tmpfs', '/tmp', '--tmpfs', '/run', '-v', `${REPO}:${REPO}:ro`, '--workdir', REPO,
+      // notmpcopyup: podman's tmpfs mounts copy what the rootfs has there by default, and this rootfs's /tmp
+      // is the 9p share of the host's /tmp: the copy took minutes when the host's /tmp was large, and failed
+      // the start ("stat tmp/cc....s: No such file or directory", exit 127) when a file vanished mid-copy
+      // (a kernel build's compiler temp file, in CI). --read-only-tmpfs=false: no such copies for /var/tmp.
+      ...o.sysctlArgs, '--read-only', '--read-only-tmpfs=false', '--tmpfs', '/tmp:notmpcopyup', '--tmpfs', '/run:notmpcopyup',
+      '-v', `${REPO}:${REPO}:ro`, '--workdir', REPO,
       // --rootfs is a switch: the rootfs path is the first argument, where an image would be
       '--rootfs', o.rootfs, ...argv,
     ],

@@ -99,8 +99,9 @@ describe.runIf(EXPECT_MODE === 'smcd')('containers run by real runtimes', () => 
       rt = await setup(rootfs.dir, net, state);
       // argv is `node bin/smc-run node echo.cjs server`: the container runs bin/smc-run itself, as users
       // would (`smc-run node app.js`), and the launcher execs, so the container's first process is the server
-      // a first podman run under TCG took more than 60 s on a slow machine (session 6's CI): podman sets up
-      // its state, conmon and the container before Node starts inside
+      // a first podman run under TCG took more than 60 s in session 6's CI, when podman still copied the
+      // host's /tmp into its tmpfs (see podman()); podman sets up its state, conmon and the container
+      // before Node starts inside
       server = await startEchoServer(net.ctrIp, { command: (argv) => rt.command(id, argv.slice(1)), startTimeoutMs: 240_000 });
       ctrPid = await rt.pid(id);
     }, 360_000);
