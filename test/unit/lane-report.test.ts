@@ -53,6 +53,10 @@ describe('lane-report', () => {
     expect(r.stdout).toContain('1 passed, 1 failed, 2 skipped');
     expect(r.stderr).toMatch(/b\.test\.ts failed outside its tests: echo server did not start in 240 s: boom\n/);
     expect(r.code).toBe(1);
+    // vitest's JSON has no message for a failed describe-level hook
+    const quiet = gate(report([{ name: '/r/c.test.ts', status: 'failed', message: '', assertionResults: [{ status: 'skipped' }] }]));
+    expect(quiet.stderr).toContain("c.test.ts failed outside its tests: the error is in the suite's output above");
+    expect(quiet.stdout).toContain('0 passed, 1 failed, 1 skipped');
   });
 
   it('fails a lane whose report is missing', () => {

@@ -45,7 +45,9 @@ for (const f of reports) {
     for (const t of r.testResults || []) {
       if (t.status !== 'failed' || (t.assertionResults || []).some((a) => a.status === 'failed')) continue;
       failed++;
-      problems.push(`${path.relative(process.cwd(), t.name || '?')} failed outside its tests: ${String(t.message || 'no message').split('\n')[0]}`);
+      // (vitest's JSON carries no message for a failed describe-level hook: its output above has it)
+      const why = t.message ? String(t.message).split('\n')[0] : "the error is in the suite's output above";
+      problems.push(`${path.relative(process.cwd(), t.name || '?')} failed outside its tests: ${why}`);
     }
   } catch (e) {
     problems.push(`unreadable report ${f}: ${e.message}`);
