@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -e build/Release/smc_run.node ] || npx node-gyp rebuild >/dev/null
-npx tsc -p tsconfig.json && node scripts/bundle-preload.js
+npm run -s build:ts
 mkdir -p build/bench
 cc -O2 -Wall -Wextra -o build/bench/smc-bench bench/c/smc-bench.c
 case $(accel_args) in *tcg*) ACCEL=tcg ;; *) ACCEL=kvm ;; esac

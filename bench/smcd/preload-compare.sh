@@ -7,7 +7,7 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 . "$REPO/test/vm/lib.sh"
 cd "$REPO"
 [ -e build/Release/smc_run.node ] || npx node-gyp rebuild >/dev/null
-npx tsc -p tsconfig.json && node scripts/bundle-preload.js
+npm run -s build:ts
 mkdir -p build/bench
 cc -O2 -Wall -Wextra -shared -fPIC -o build/bench/socket-preload.so bench/c/socket-preload.c -ldl
 RUN=$(mktemp -d "${TMPDIR:-/tmp}/smc-run-preload-compare.XXXXXX")
