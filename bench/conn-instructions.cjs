@@ -54,7 +54,6 @@ const result = {
 };
 // a rate ratio as bench:overhead reports it: connections per instruction, hooked over plain
 result.rateRatio = result.perConnection.plain / result.perConnection.hooked;
-result.startup = { plain: runs[`plain${SMALL}`] - SMALL * result.perConnection.plain, hooked: runs[`hooked${SMALL}`] - SMALL * result.perConnection.hooked };
 fs.writeFileSync(path.join(__dirname, 'results', 'conn-instructions.json'), JSON.stringify(result, null, 2) + '\n');
 const k = (x) => Math.round(x).toLocaleString('en');
 process.stdout.write(

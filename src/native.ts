@@ -1,6 +1,5 @@
 // The only door to the C++ addon: loads it once and declares its whole surface with exact types.
 // Everything above this file is typed TypeScript; the addon does syscalls only.
-import * as path from 'node:path';
 import { PACKAGE_ROOT } from './package-root';
 
 export interface NativeAddon {
@@ -42,8 +41,6 @@ export function isSystemError(e: unknown): e is SystemError {
 export type AddonState = { ok: true; addon: NativeAddon; path: string } | { ok: false; error: Error };
 
 let state: AddonState | undefined;
-
-export { PACKAGE_ROOT };
 
 /** Architectures with a prebuilt addon in the npm tarball (linux, glibc). */
 export const PREBUILT_ARCHS = ['x64', 'arm64', 's390x'] as const;

@@ -32,7 +32,7 @@ done
 
 cd "$REPO"
 # The guests run exactly what the package ships: the addon as built and dist/ as `npm run build:ts` left it
-# (tsc, then the esbuild bundle of the preload); nothing here may rebuild dist/ after that.
+# (tsc, then the esbuild bundles of the preload and the CLI); nothing here may rebuild dist/ after that.
 [ -e build/Release/smc_run.node ] || npx node-gyp rebuild >/dev/null
 [ -s dist/preload.js ] && [ -s dist/cli.mjs ] || die "dist/ is not built: run npm run build:ts first (npm run test:kernel does)"
 
