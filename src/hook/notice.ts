@@ -67,15 +67,19 @@ export function sweepStaleMarkers(dir = tmpdir()): number {
   return removed;
 }
 
-let shownInProcess = false;
+const shownInProcess = new Set<string>();
 
-/** Prints the notice unless this process or (with a session) another process of the tree did. */
-export function noticeOnce(message: string, session: string | undefined): void {
-  if (shownInProcess) return;
-  shownInProcess = true;
+/**
+ * Prints a notice of one kind unless this process or (with a session) another process of the tree printed
+ * that kind already. Each kind has its own marker ("fallback" is the session's own name, another kind adds
+ * "-KIND"), and whoever creates a marker sweeps those of finished sessions.
+ */
+export function noticeOnce(message: string, session: string | undefined, kind = 'fallback'): void {
+  if (shownInProcess.has(kind)) return;
+  shownInProcess.add(kind);
   if (session) {
     try {
-      fs.closeSync(fs.openSync(noticeMarkerPath(session), 'wx', 0o600));
+      fs.closeSync(fs.openSync(noticeMarkerPath(kind === 'fallback' ? session : `${session}-${kind}`), 'wx', 0o600));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'EEXIST') return;
       // marker impossible (read-only tmp): better a repeated line than a silent fallback

@@ -32,8 +32,7 @@ import { isDebug, log } from '../log';
 import type { NativeAddon } from '../native';
 import { isSystemError } from '../native';
 import type { HookState } from './install';
-import * as fs from 'node:fs';
-import { noticeMarkerPath } from './notice';
+import { noticeOnce } from './notice';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type HandleMethod = (this: any, ...args: unknown[]) => unknown;
@@ -140,21 +139,6 @@ const NOTICE =
   'backlog above the burst size (server.listen(port, host, 4096); net.core.somaxconn caps it), and ' +
   'net.smc.limit_smc_hs=1; see: smc-run doctor';
 
-let noticeShown = false;
-/** One notice per process tree (its own marker: the fallback notice may have been printed already). */
-function retryNoticeOnce(session: string | undefined): void {
-  if (noticeShown) return;
-  noticeShown = true;
-  if (session) {
-    try {
-      fs.closeSync(fs.openSync(noticeMarkerPath(`${session}-tcp-retry`), 'wx', 0o600));
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return;
-    }
-  }
-  log.warn(NOTICE);
-}
-
 /**
  * Called by the hooked connect/connect6 for a handle that got an SMC socket: wraps req.oncomplete so a
  * handshake failure is retried once over plain TCP. `original` is libuv's connect/connect6; `bind` its
@@ -228,7 +212,7 @@ export function armTcpRetry(
     if (err === 0) err = Number(original.call(handle, retry, address, port));
     state.stats.tcpRetries++;
     if (isDebug()) log.debug(`connect ${String(address)}:${String(port)}: SMC handshake failed (${why}); retrying over plain TCP on fd ${fd}`);
-    retryNoticeOnce(config.session);
+    noticeOnce(NOTICE, config.session, 'tcp-retry');
     if (err !== 0) {
       // the retry could not even start: the program sees that error, once, as it would have on TCP
       return programCb.call(req, err, h, req, false, false);

@@ -1,6 +1,9 @@
 // The TCP retry of a failed SMC handshake, driven on this host: test mode (plain inet sockets from the
 // addon) plus the test-only knob SMC_RUN_TEST_CONNECT_FAULT, which makes the first completion of each
 // hooked connect a retryable failure. The real SMC failures are in test/kernel/smc{d,r}/burst.test.ts.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isSmcHandshakeFailure } from '../../src/hook/tcp-retry';
 import { readConfig } from '../../src/config';
@@ -18,12 +21,12 @@ interface Seen {
   localAddress?: string;
 }
 
-async function scenario(name: string, env: NodeJS.ProcessEnv = FAULT, launcher: string[] = []): Promise<ScenarioResult & { seen: Seen }> {
+async function scenario(name: string, env: NodeJS.ProcessEnv = FAULT, launcher: string[] = []): Promise<ScenarioResult & { seen: Seen; stderr: string }> {
   const { run, results } = await runScenario('tcp-retry.cjs', [name], env, launcher);
   expect(results, run.stdout + run.stderr).toHaveLength(1);
   const r = results[0] as ScenarioResult & { seen: Seen };
   expect(r.ok, r.error).toBe(true);
-  return r;
+  return Object.assign(r, { stderr: run.stderr });
 }
 
 const retries = (r: ScenarioResult): number => (r.hook as unknown as { tcpRetries: number }).tcpRetries;
@@ -81,6 +84,29 @@ describe.skipIf(EXPECT_MODE !== undefined)('TCP retry of a failed SMC handshake 
     const r = await scenario('live', { ...FAULT, SMC_RUN_TCP_RETRY: '0' });
     expect(retries(r)).toBe(0);
     expect(r.accepted).toBe(1);
+  });
+
+  it('the retry notice is printed once per process tree, and its marker files do not pile up', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smc-run-retry-markers-'));
+    try {
+      const uid = process.getuid?.() ?? 0;
+      const gone = `smc-run-${uid}-999999999-12345-tcp-retry.notice`; // a session long gone
+      fs.writeFileSync(path.join(dir, gone), '');
+      const seen: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const r = await scenario('live', { ...FAULT, TMPDIR: dir });
+        expect(retries(r)).toBe(1);
+        expect(r.stderr.split('\n').filter((l) => l.includes('retried over plain TCP'))).toHaveLength(1);
+        // only the marker of the session that just ended is left: the earlier ones were swept
+        const markers = fs.readdirSync(dir);
+        expect(markers).toHaveLength(1);
+        expect(markers[0]).toMatch(new RegExp(`^smc-run-${uid}-\\d+-\\d+-tcp-retry\\.notice$`));
+        expect(seen).not.toContain(markers[0]);
+        seen.push(markers[0]!);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('the knob is test-only: without test mode it does nothing', () => {
