@@ -9,7 +9,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 const SCRIPT = path.resolve(__dirname, '../vm/lane-report.cjs');
 const dirs: string[] = [];
 
-interface FileResult { name: string; status: 'passed' | 'failed'; message?: string; assertionResults: { status: string }[] }
+interface FileResult {
+  name: string;
+  status: 'passed' | 'failed';
+  message?: string;
+  assertionResults: { status: string; fullName?: string; failureMessages?: string[] }[];
+}
 
 function report(files: FileResult[]): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smc-run-lane-report-'));
@@ -23,8 +28,8 @@ function report(files: FileResult[]): string {
   return dir;
 }
 
-function gate(dir: string): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [SCRIPT, 'lane-x', dir], { encoding: 'utf8' });
+function gate(dir: string, env: NodeJS.ProcessEnv = {}): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [SCRIPT, 'lane-x', dir], { encoding: 'utf8', env: { ...process.env, SMC_RUN_FAILURES: '', ...env } });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -57,6 +62,31 @@ describe('lane-report', () => {
     const quiet = gate(report([{ name: '/r/c.test.ts', status: 'failed', message: '', assertionResults: [{ status: 'skipped' }] }]));
     expect(quiet.stderr).toContain("c.test.ts failed outside its tests: the error is in the suite's output above");
     expect(quiet.stdout).toContain('0 passed, 1 failed, 1 skipped');
+  });
+
+  it('names each failed test with its error, on stderr and in the SMC_RUN_FAILURES file', () => {
+    const dir = report([
+      {
+        name: path.join(process.cwd(), 'test/a.test.ts'),
+        status: 'failed',
+        assertionResults: [
+          { status: 'passed', fullName: 'suite ok' },
+          { status: 'failed', fullName: 'suite > sends every byte', failureMessages: ['AssertionError: expected 3 to be 4\n    at stack'] },
+        ],
+      },
+    ]);
+    const failures = path.join(dir, 'failures');
+    fs.writeFileSync(failures, 'earlier line\n');
+    const r = gate(dir, { SMC_RUN_FAILURES: failures });
+    const line = '[lane lane-x] failed: test/a.test.ts > suite > sends every byte: AssertionError: expected 3 to be 4\n';
+    expect(r.stdout).toBe('lane lane-x kernel 6.12.0-test: 1 passed, 1 failed, 0 skipped\n');
+    expect(r.stderr).toBe(line);
+    expect(fs.readFileSync(failures, 'utf8')).toBe(`earlier line\n${line}`);
+    expect(r.code).toBe(1);
+    // a passing lane adds nothing to the file
+    const ok = report([{ name: '/r/a.test.ts', status: 'passed', assertionResults: [{ status: 'passed' }] }]);
+    expect(gate(ok, { SMC_RUN_FAILURES: failures }).code).toBe(0);
+    expect(fs.readFileSync(failures, 'utf8')).toBe(`earlier line\n${line}`);
   });
 
   it('fails a lane whose report is missing', () => {

@@ -6,6 +6,8 @@
 // Exit 0 only when at least one test passed and none failed or was skipped: a real-kernel lane that
 // skips (a missing expectation variable, an unknown guest name) or ran nothing is a failed lane. A
 // missing or unreadable report is a failure too (the guest died before writing it).
+// Each problem (a failed test with its error's first line, a missing report) is one line on stderr, and
+// is appended to the file SMC_RUN_FAILURES names, when set (.ci/run prints that file last).
 // usage: lane-report.cjs NAME RESULTS_DIR [--expect-reports N]
 const fs = require('node:fs');
 const path = require('node:path');
@@ -43,16 +45,27 @@ for (const f of reports) {
     // a file that failed outside its tests (a syntax error, a throwing beforeAll: vitest then reports its
     // tests as skipped) is a failure, named with its error
     for (const t of r.testResults || []) {
+      const file = path.relative(process.cwd(), t.name || '?');
+      // each failed test by name, with the first line of its error: CI shows only the end of its output
+      for (const a of t.assertionResults || []) {
+        if (a.status !== 'failed') continue;
+        const msg = String((a.failureMessages || [])[0] || '').split('\n')[0];
+        problems.push(`failed: ${file} > ${a.fullName || a.title}${msg ? `: ${msg}` : ''}`);
+      }
       if (t.status !== 'failed' || (t.assertionResults || []).some((a) => a.status === 'failed')) continue;
       failed++;
       // (vitest's JSON carries no message for a failed describe-level hook: its output above has it)
       const why = t.message ? String(t.message).split('\n')[0] : "the error is in the suite's output above";
-      problems.push(`${path.relative(process.cwd(), t.name || '?')} failed outside its tests: ${why}`);
+      problems.push(`${file} failed outside its tests: ${why}`);
     }
   } catch (e) {
     problems.push(`unreadable report ${f}: ${e.message}`);
   }
 }
 for (const p of problems) process.stderr.write(`[lane ${name}] ${p}\n`);
+// SMC_RUN_FAILURES: a file that collects these lines for the end of a CI run
+if (process.env.SMC_RUN_FAILURES && problems.length > 0) {
+  fs.appendFileSync(process.env.SMC_RUN_FAILURES, problems.map((p) => `[lane ${name}] ${p.slice(0, 400)}\n`).join(''));
+}
 process.stdout.write(`lane ${name} kernel ${kernel}: ${passed} passed, ${failed} failed, ${skipped} skipped\n`);
 process.exit(problems.length === 0 && failed === 0 && skipped === 0 && passed > 0 ? 0 : 1);
