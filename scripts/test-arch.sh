@@ -73,9 +73,11 @@ set +e
 #   _AUDIT and _KOBJECT_UEVENT and fails the others with EPROTONOSUPPORT (it would test qemu, not smc-run;
 #   the s390x kernel lane runs it on a real s390x kernel);
 # - shim: "1,000 worker starts" exceeds its own 590 s limit under qemu-user (measured: timed out on arm64
-#   and s390x) and its workers' netlink queries hit the EPROTONOSUPPORT above; "notice marker files" saw
-#   a live session's marker swept under qemu-user (cause not established); its permission-model test needs
-#   --allow-addons, which Node 20.11 (the registry's newest for s390x) does not have.
+#   and s390x) and its workers' netlink queries hit the EPROTONOSUPPORT above; its permission-model test
+#   needs --allow-addons, which Node 20.11 (the registry's newest for s390x) does not have. (Its "notice
+#   marker files" test once saw a live session's marker swept here: under qemu-user a program reads the
+#   emulator's start time for itself in /proc/self/stat, not the one the launcher wrote. Fixed in
+#   src/hook/notice.ts; launcher.test.ts covers it in these lanes.)
 # - promises: it reads sock_diag (NETLINK_SOCK_DIAG, EPROTONOSUPPORT under qemu-user as above), and its
 #   one-dump-per-tick test counts requests of dumps that qemu refuses.
 # - sysctl-cli: the sysctl commands' output formats, usage errors and the no-SMC error, from the host

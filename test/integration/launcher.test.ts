@@ -96,6 +96,16 @@ describe('launcher', () => {
     expect(r.stderr).toMatch(/native addon unavailable .*fix: build it from source: npm run build:native --prefix \S+ \(needs python3, make, g\+\+\)$/m);
   });
 
+  it('one notice when the program itself notices first and a child after it (the program keeps its marker)', async () => {
+    // the arch lanes run this under qemu-user, where the program reads a start time of its own that is
+    // not the launcher's: it swept its own marker and the child printed the notice again
+    const code = `const net=require('net');const child=process.env.SMC_TEST_ROLE==='child';const s=net.createServer().listen(0,'127.0.0.1',()=>{net.connect(s.address().port,'127.0.0.1',function(){this.destroy();s.close(()=>{if(child)console.log('child ran');else require('child_process').execFileSync(process.execPath,['-e',process.env.SMC_TEST_CODE],{stdio:'inherit',env:{...process.env,SMC_TEST_ROLE:'child'}})})})})`;
+    const r = await smcRun([node, '-e', code], { SMC_RUN_ADDON: '/nonexistent/smc_run.node', SMC_TEST_CODE: code });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('child ran\n');
+    expect(lines(r.stderr)).toHaveLength(1);
+  });
+
   it('SMC_RUN_DISABLE=1 turns the shim off silently', async () => {
     const r = await smcRun([node, '-e', `console.log(typeof globalThis[Symbol.for('smc-run.hook')])`], { SMC_RUN_DISABLE: '1' });
     expect(r.stdout).toBe('undefined\n');
