@@ -3,8 +3,9 @@
 // measure runs its A (plain node) and B (with the shim / through the launcher) side alternately, the
 // order swapped every round so drift hits both, >= 21 runs per side; ratios are of medians (B/A).
 // Test mode (SMC_RUN_SOCKET_FAMILY=inet): the addon makes plain inet sockets, so the hook does all its
-// work on a kernel without SMC. Writes bench/results/overhead-host.json; --report rewrites the
-// "overhead" section of bench/REPORT.md from that file. --smoke: 3 runs, small sizes, no files written.
+// work on a kernel without SMC. A/A controls (plain against plain) give the run's own noise. Writes
+// bench/results/overhead-host.json; --report rewrites the "overhead" section of bench/REPORT.md from it.
+// --smoke: 3 runs, small sizes, no files written.
 const { execFileSync, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -74,6 +75,13 @@ function measure() {
   const bulkRate = (env) => { const b = runJson(env, 'bulk.cjs', [String(BULK)]); return { wall: b.bytes / 1048576 / (b.ms / 1000), cpu: b.bytes / 1048576 / (b.cpuMs / 1000) }; };
   const conn = paired(() => connRate(plain), () => connRate(hooked));
   const bulk = paired(() => bulkRate(plain), () => bulkRate(hooked));
+  // A/A controls: plain node against itself, measured the same way. Their distance from 1 is this
+  // machine's noise in this run; a B/A ratio closer to its target than that is not resolved by the run.
+  const control = {
+    startup: paired(() => timeStart(plain, [node, '-e', '0']), () => timeStart(plain, [node, '-e', '0'])),
+    conn: paired(() => connRate(plain), () => connRate(plain)),
+    bulk: paired(() => bulkRate(plain), () => bulkRate(plain)),
+  };
   return {
     host: { node: process.version, kernel: os.release(), cpus: os.cpus().length, cpu: os.cpus()[0]?.model, loadavg: os.loadavg() },
     date: new Date().toISOString(), smoke, runs: RUNS, connsPerRun: CONNS, bulkBytesPerRun: BULK,
@@ -84,6 +92,7 @@ function measure() {
     },
     connPerSec: { ...strip(conn), target: 0.98 },
     bulkMiBps: { ...strip(bulk), target: 0.99 },
+    control: { startupMs: strip(control.startup), connPerSec: strip(control.conn), bulkMiBps: strip(control.bulk) },
   };
 }
 
@@ -103,6 +112,18 @@ function table(r) {
     row('`smc-run node -e 0` against `node -e 0`', s.launcher, 'ms', 1.08, true, 1),
     row(`sequential connect + 1 B echo + close (${r.connsPerRun.toLocaleString('en')} per run), per s`, r.connPerSec, '', 0.98, false, 0),
     row(`bulk, ${r.bulkBytesPerRun >> 20} MiB per run, 64 KiB writes, MiB/s`, r.bulkMiBps, '', 0.99, false, 0),
+  ].join('\n') + (r.control ? '\n\n' + controlTable(r.control) : '');
+}
+
+/** The A/A rows: plain node against plain node; a ratio's distance from 1 is the noise of this run. */
+function controlTable(c) {
+  const row = (name, m, unit, d) => `| ${name} | ${f(m.plain, d)} ${unit} | ${f(m.smcRun, d)} ${unit} | ${f(m.ratio, 3)} | ${f(m.cpu.plain, d)} ${unit} | ${f(m.cpu.smcRun, d)} ${unit} | ${f(m.cpu.ratio, 3)} |`;
+  return [
+    '| A/A control (plain node against itself) | A (wall) | A again (wall) | ratio | A (CPU) | A again (CPU) | ratio |',
+    '|---|---|---|---|---|---|---|',
+    row('start-up, `node -e 0`', c.startupMs, 'ms', 1),
+    row('sequential connect + 1 B echo + close, per s', c.connPerSec, '', 0),
+    row('bulk, MiB/s', c.bulkMiBps, '', 0),
   ].join('\n');
 }
 
@@ -112,6 +133,7 @@ function report(r) {
     '',
     table(r),
     '',
+    ...(r.control ? ['The A/A rows run plain node against itself, the same way: their distance from 1 is the noise of this run, and a B/A ratio nearer its target than that is not resolved by it.', ''] : []),
     ...(r.host.loadavg[0] > r.host.cpus ? [`The machine was busy while this ran (load average above its ${r.host.cpus} vCPUs: other jobs): wall-time ratios moved by up to ±10% from one run of this benchmark to the next, CPU-time ratios by about ±2-3%; a target missed by less than that is not resolved by this run.`, ''] : []),
     'The preload arms a lazy hook and nothing else: five methods of the TCP handle prototype (taken from the binding, without loading `node:net`) are wrapped, and the first call of one in a thread loads `dist/preload-runtime.js`, the addon, reads the configuration and probes the kernel (worker threads reuse the process\'s probe). The launcher is a POSIX sh script that sets `NODE_OPTIONS` and `SMC_RUN_*` and execs the command: no Node process between the caller and the program.',
   ].join('\n');
