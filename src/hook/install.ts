@@ -167,7 +167,7 @@ export function installHook(addon: NativeAddon, config: ShimConfig, specs: HookS
           } catch {
             // the shim never throws into the program: this socket simply stays TCP
           }
-          if ((op === 'connect' || op === 'connect6') && current.config.tcpRetry && (this as Marked)[SMC_SOCKET] === true) {
+          if ((op === 'connect' || op === 'connect6') && current.config.tcpRetry && wasCreatedAsSmc(this)) {
             try {
               armTcpRetry(current, addon, this, op, args, originals[op] as HandleMethod, originals[op === 'connect' ? 'bind' : 'bind6']);
             } catch {
