@@ -5,12 +5,14 @@
 // Test mode (SMC_RUN_SOCKET_FAMILY=inet): the addon makes plain inet sockets, so the hook does all its
 // work on a kernel without SMC. A/A controls (plain against plain) give the run's own noise. Writes
 // bench/results/overhead-host.json; --report rewrites the "overhead" section of bench/REPORT.md from it.
-// --smoke: 3 runs, small sizes, no files written.
+// --smoke: 3 runs, small sizes, one callgrind round of start-up only, no files written. --instructions-only:
+// the callgrind measures alone, merged into the results file.
 const { execFileSync, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { replaceSection } = require('./lib/report-section.cjs');
+const instr = require('./lib/instructions.cjs');
 
 const ROOT = path.join(__dirname, '..');
 const PRELOAD = path.join(ROOT, 'dist', 'preload.js');
@@ -63,6 +65,30 @@ function paired(a, b) {
   };
 }
 
+// Instruction counts (callgrind), which host load does not move: cost ratios B/A per process start, per
+// connection and per MiB of bulk, each with its A/A control, over ROUNDS rounds (median, min-max).
+// Connections and bulk cancel start-up: the difference between a small and a large run, per unit.
+const ROUNDS = smoke ? 1 : Number(process.env.BENCH_INSTR_ROUNDS || 3);
+function instructionMeasures() {
+  if (!instr.haveValgrind()) return { skipped: 'valgrind is not installed (Debian package valgrind)' };
+  const NET = "require('node:net')";
+  const start = (env, argv, children) => () => instr.count(env, argv, { children });
+  const workload = (script) => (n) => [node, path.join(__dirname, 'workloads', script), String(n)];
+  const out = {
+    startup: {
+      shim: instr.pairedCounts(ROUNDS, start(plain, [node, '-e', '0']), start(hooked, [node, '-e', '0'])),
+    },
+  };
+  if (smoke) return out;
+  out.startup.shimNet = instr.pairedCounts(ROUNDS, start(plain, [node, '-e', NET]), start(hooked, [node, '-e', NET]));
+  // the launcher's sh and the node it execs both count; plain node is traced the same way
+  out.startup.launcher = instr.pairedCounts(ROUNDS, start(plain, [node, '-e', '0'], true), start(viaLauncher, [BIN, node, '-e', '0'], true));
+  out.conn = instr.pairedCounts(ROUNDS, () => instr.perUnit(plain, workload('conn.cjs'), 200, 1200), () => instr.perUnit(hooked, workload('conn.cjs'), 200, 1200));
+  const MiB = (n) => n << 20;
+  out.bulk = instr.pairedCounts(ROUNDS, () => instr.perUnit(plain, (m) => workload('bulk.cjs')(MiB(m)), 16, 80), () => instr.perUnit(hooked, (m) => workload('bulk.cjs')(MiB(m)), 16, 80));
+  return out;
+}
+
 function measure() {
   const NET = "require('node:net')"; // a network program loads node:net (and its stream internals) anyway
   const startup = {
@@ -93,6 +119,7 @@ function measure() {
     connPerSec: { ...strip(conn), target: 0.98 },
     bulkMiBps: { ...strip(bulk), target: 0.99 },
     control: { startupMs: strip(control.startup), connPerSec: strip(control.conn), bulkMiBps: strip(control.bulk) },
+    instructions: instructionMeasures(),
   };
 }
 
@@ -112,7 +139,35 @@ function table(r) {
     row('`smc-run node -e 0` against `node -e 0`', s.launcher, 'ms', 1.08, true, 1),
     row(`sequential connect + 1 B echo + close (${r.connsPerRun.toLocaleString('en')} per run), per s`, r.connPerSec, '', 0.98, false, 0),
     row(`bulk, ${r.bulkBytesPerRun >> 20} MiB per run, 64 KiB writes, MiB/s`, r.bulkMiBps, '', 0.99, false, 0),
-  ].join('\n') + (r.control ? '\n\n' + controlTable(r.control) : '');
+  ].join('\n') + (r.control ? '\n\n' + controlTable(r.control) : '') + (r.instructions ? '\n\n' + instructionTable(r.instructions) : '');
+}
+
+/**
+ * Instruction ratios: start-up rows are cost ratios (smc-run over plain, lower is better); the connection
+ * and bulk rows are rate ratios (plain's instructions per unit over smc-run's, higher is better), as the
+ * wall and CPU rows are. Each with its min-max over the rounds and its A/A control.
+ */
+function instructionTable(i) {
+  if (i.skipped) return `Instruction counts: not measured (${i.skipped}).`;
+  const range = ([lo, hi], inv) => (inv ? `${f(1 / hi, 4)}-${f(1 / lo, 4)}` : `${f(lo, 4)}-${f(hi, 4)}`);
+  const k = (x) => Math.round(x).toLocaleString('en');
+  const row = (name, m, unit, target, inv) => {
+    if (!m) return undefined;
+    const ratio = inv ? 1 / m.ratio : m.ratio;
+    const met = inv ? ratio >= target : ratio <= target;
+    const control = inv ? 1 / m.control.ratio : m.control.ratio;
+    return `| ${name} | ${k(m.a)} ${unit} | ${k(m.b)} ${unit} | ${f(ratio, 4)} (${range(m.spread, inv)}) | ${f(control, 4)} (${range(m.control.spread, inv)}) | ${inv ? '>=' : '<='} ${target} (${met ? 'met' : 'NOT met'}) |`;
+  };
+  const rounds = i.startup.shim.rounds;
+  return [
+    `| user-space instructions (callgrind; median of ${rounds} round${rounds > 1 ? 's' : ''}, min-max) | plain node | with smc-run | ratio | A/A control | target |`,
+    '|---|---|---|---|---|---|',
+    row('start-up, `node -e 0` with the preload (cost)', i.startup.shim, 'per start', 1.03, false),
+    row('start-up of a program that loads `node:net`, with the preload (cost)', i.startup.shimNet, 'per start', 1.03, false),
+    row('`smc-run node -e 0` against `node -e 0` (cost; sh included)', i.startup.launcher, 'per start', 1.08, false),
+    row('sequential connect + 1 B echo + close (rate)', i.conn, 'per connection', 0.99, true),
+    row('bulk, 64 KiB writes (rate)', i.bulk, 'per MiB', 0.99, true),
+  ].filter(Boolean).join('\n');
 }
 
 /** The A/A rows: plain node against plain node; a ratio's distance from 1 is the noise of this run. */
@@ -162,6 +217,14 @@ function report(r) {
 
 if (process.argv.includes('--report')) {
   report(JSON.parse(fs.readFileSync(RESULT, 'utf8')));
+} else if (process.argv.includes('--instructions-only')) {
+  // the callgrind measures alone (they take minutes per round; wall and CPU ratios are left as they are)
+  const i = instructionMeasures();
+  console.log(instructionTable(i));
+  if (!smoke && fs.existsSync(RESULT)) {
+    const r = JSON.parse(fs.readFileSync(RESULT, 'utf8'));
+    fs.writeFileSync(RESULT, JSON.stringify({ ...r, instructions: { ...i, date: new Date().toISOString(), node: process.version } }, null, 2) + '\n');
+  }
 } else {
   const r = measure();
   console.log(`smc-run overhead on ${os.hostname()} (${r.host.cpu}, ${r.host.cpus} cpus, node ${process.version}); medians of ${RUNS} alternating runs per side`);
