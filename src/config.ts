@@ -1,7 +1,7 @@
 // Configuration shared by the launcher and the preload shim. The launcher writes SMC_RUN_* variables so
 // every child Node process inherits them; the shim reads them back here. Parsing is pure and tested.
 import { parseRules, type Rule } from './policy/rules';
-import { parseSize } from './units';
+import { parseSocketBufferSize } from './units';
 
 export type SocketFamilyMode = 'smc' | 'inet';
 export type ProtoMode = 'af_smc' | 'ipproto' | 'auto';
@@ -64,10 +64,10 @@ function oneOf<T extends string>(name: string, value: string | undefined, allowe
   throw new ConfigError(`${name}=${value}: expected one of ${allowed.join(', ')}`);
 }
 
-function optionalSize(name: string, value: string | undefined): number | undefined {
+function optionalBufferSize(name: string, value: string | undefined): number | undefined {
   if (value === undefined || value === '') return undefined;
   try {
-    return parseSize(value);
+    return parseSocketBufferSize(value);
   } catch (e) {
     throw new ConfigError(`${name}: ${(e as Error).message}`);
   }
@@ -97,8 +97,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ShimConfig {
     proto: oneOf(ENV.proto, env[ENV.proto], ['af_smc', 'ipproto', 'auto'] as const, 'auto'),
     include: rules(ENV.include),
     exclude: rules(ENV.exclude),
-    sndbuf: optionalSize(ENV.sndbuf, env[ENV.sndbuf]),
-    rcvbuf: optionalSize(ENV.rcvbuf, env[ENV.rcvbuf]),
+    sndbuf: optionalBufferSize(ENV.sndbuf, env[ENV.sndbuf]),
+    rcvbuf: optionalBufferSize(ENV.rcvbuf, env[ENV.rcvbuf]),
     session: env[ENV.session] || undefined,
     tcpRetry: !falsy(env[ENV.tcpRetry]),
     testConnectFault: testConnectFault(env),

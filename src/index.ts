@@ -8,7 +8,7 @@ import { bindingPrototype, isArmed } from './hook/lazy';
 import { AF_SMC, IPPROTO_SMC, SOL_SOCKET, SO_DOMAIN, SO_PROTOCOL } from './constants';
 import { loadAddon } from './native';
 import { parseRules } from './policy/rules';
-import { parseSize } from './units';
+import { parseSocketBufferSize } from './units';
 
 export { getSmcInfo, listSmcSockets } from './stats/sockets';
 export { setTcpCork, getTcpCork, setTcpNoDelay, getTcpNoDelay, withTcpCork } from './sockopt';
@@ -44,12 +44,14 @@ export interface EnableOptions {
   tcpRetry?: boolean;
 }
 
-const size = (v: number | string | undefined): number | undefined => (v === undefined ? undefined : typeof v === 'number' ? v : parseSize(v));
+const size = (v: number | string | undefined): number | undefined => (v === undefined ? undefined : parseSocketBufferSize(v));
 
 /**
  * Opt in without the launcher: from now on every TCP socket this thread creates is an SMC socket.
  * Options not given come from SMC_RUN_* variables. Returns what was enabled (never throws for a
  * kernel without SMC: `enabled` is false and `reason` says why, as the launcher's notice does).
+ * A malformed option throws before anything is enabled: a buffer size above 1073741823 bytes (what
+ * SO_SNDBUF/SO_RCVBUF can take) is a RangeError.
  */
 export function enableSmc(options: EnableOptions = {}): EnableResult {
   const base = readConfig();

@@ -128,7 +128,7 @@ export function openNetns(t: NamespaceTarget): NetnsHandle | undefined {
       if (pid === undefined) return;
       const now = startTimeOf(pid);
       if (now === undefined || now !== started) {
-        throw new TargetError('ESRCH', `PID ${pid} exited while the command ran (its network namespace was left unchanged)`);
+        throw new TargetError('ESRCH', `PID ${pid} exited while the command ran`);
       }
     },
     close() {

@@ -14,3 +14,20 @@ export function formatSize(bytes: number): string {
   if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024}k`;
   return String(bytes);
 }
+
+/**
+ * The largest SO_SNDBUF / SO_RCVBUF worth asking for: the option is an int, and the kernel keeps
+ * min(value, INT_MAX / 2) * 2 (net/core/sock.c, __sock_set_sndbuf / __sock_set_rcvbuf). 2 GiB and more would
+ * wrap in the int to a tiny or negative value.
+ */
+export const SOCKET_BUFFER_MAX = Math.floor(0x7fffffff / 2);
+
+/** A size for SO_SNDBUF / SO_RCVBUF (bytes, or text as parseSize takes), refused above SOCKET_BUFFER_MAX. */
+export function parseSocketBufferSize(value: number | string): number {
+  const bytes = typeof value === 'number' ? value : parseSize(value);
+  if (!Number.isSafeInteger(bytes) || bytes < 0) throw new RangeError(`${String(value)} is not a size in bytes (examples: 65536, 64k, 1M)`);
+  if (bytes > SOCKET_BUFFER_MAX) {
+    throw new RangeError(`"${String(value)}" is too large for a socket buffer: at most ${SOCKET_BUFFER_MAX} bytes (SO_SNDBUF/SO_RCVBUF take an int that the kernel doubles: INT_MAX/2)`);
+  }
+  return bytes;
+}

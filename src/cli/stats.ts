@@ -2,7 +2,6 @@
 // smc-run stats system | devices | linkgroups | info: the namespace's SMC counters (with snapshots for
 // deltas), devices, link groups and system info.
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { Argv } from 'yargs';
 import { listSmcSockets, type SmcSocketRow } from '../stats/sockets';
 import { socketInodesOf, socketOwners } from '../stats/owners';
@@ -13,7 +12,7 @@ import { withPinnedNetns, type NamespaceTarget } from '../netns';
 import { renderTable, type Column } from './table';
 import { formatSize } from '../units';
 import { counterScope, getSmcDevices, getSmcLinkGroups, getSmcSystemInfo, getSmcSystemStats } from '../api/system';
-import { checkScope, diffSystemStats, makeSnapshot, parseSnapshot, type StatsSnapshot } from '../stats/snapshot';
+import { checkScope, diffSystemStats, makeSnapshot, parseSnapshot, saveSnapshot, type StatsSnapshot } from '../stats/snapshot';
 import { renderDevices, renderInfo, renderLinkGroups, renderSystemStats } from './system-view';
 import { registerServe } from './serve';
 
@@ -123,19 +122,6 @@ function readSnapshot(file: string): StatsSnapshot {
   return parseSnapshot(text, file);
 }
 
-/** Writes the snapshot next to its final name first, so an interrupted save leaves the old file. */
-function writeSnapshot(file: string, snap: StatsSnapshot): void {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
-  try {
-    fs.writeFileSync(tmp, `${JSON.stringify(snap, null, 2)}\n`);
-    fs.renameSync(tmp, file);
-  } catch (e) {
-    fs.rmSync(tmp, { force: true });
-    const code = (e as NodeJS.ErrnoException).code ?? 'EIO';
-    throw new CliError(code, `cannot save the snapshot ${file}: ${code}`);
-  }
-}
-
 function showSystem(a: SystemArgs): void {
   for (const [name, v] of [['save', a.save], ['since', a.since]] as const) {
     if (v !== undefined && (typeof v !== 'string' || v === '')) throw new CliError('EUSAGE', `--${name} needs one FILE`, EXIT_USAGE);
@@ -151,7 +137,7 @@ function showSystem(a: SystemArgs): void {
     shown = diffSystemStats(stats, before.stats);
     since = { savedAt: before.savedAt, seconds: Math.max(0, Math.round((now.getTime() - Date.parse(before.savedAt)) / 1000)) };
   }
-  if (a.save !== undefined) writeSnapshot(a.save, makeSnapshot(stats, scope, now));
+  if (a.save !== undefined) saveSnapshot(a.save, makeSnapshot(stats, scope, now));
   if (a.json) {
     printJson({ ...(since ? { since: since.savedAt, seconds: since.seconds } : {}), system: shown, ...(a.save !== undefined ? { saved: a.save } : {}) });
   } else {

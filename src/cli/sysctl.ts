@@ -80,7 +80,7 @@ function registerActions(y: Argv): Argv {
     .command('get <names..>', 'the value of each named sysctl', (c) =>
       withTarget(withJson(c)).positional('names', { type: 'string', array: true, describe: 'autocorking_size or net.smc.autocorking_size' }),
     (a) => guarded(() => get(a as unknown as CommonArgs & { names: unknown })))
-    .command('set <assignments..>', 'set sysctls (all are checked before the first is written); prints old -> new', (c) =>
+    .command('set <assignments..>', 'set sysctls, all or nothing (all are checked first; if the kernel refuses one, those written before it are restored); prints old -> new', (c) =>
       withTarget(withJson(c))
         .positional('assignments', { type: 'string', array: true, describe: 'NAME=VALUE; sizes as 65536, 64k or 1M' })
         .example('smc-run sysctl set wmem=1M rmem=1M', 'faster SMC-D bulk transfers in this namespace')

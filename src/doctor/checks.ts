@@ -270,7 +270,8 @@ function preloadCheck(): Check {
   // the preload starts the hook at a thread's first TCP handle operation: make one (a loopback listener)
   const probe = "require('net').createServer().listen(0,'127.0.0.1',function(){this.close();process.stdout.write(String(globalThis[Symbol.for('smc-run.hook')]!==undefined))}).on('error',()=>process.stdout.write('false'))";
   const r = spawnSync(process.execPath, ['-e', probe], { env, encoding: 'utf8', timeout: 60_000 });
-  fs.rmSync(noticeMarkerPath(`doctor-${process.pid}`), { force: true });
+  const marker = noticeMarkerPath(`doctor-${process.pid}`);
+  if (marker !== undefined) fs.rmSync(marker, { force: true });
   if (r.stdout === 'true') return ok('node.preload', 'the launcher preload installs the hook in a child node process');
   const why = firstLine((r.stderr ?? '').replace(/^.*smc-run\[\d+\]: /, '')) || `exit ${r.status}`;
   return fail('node.preload', `the launcher preload does not install the hook in a child node (${why})`);

@@ -1,5 +1,7 @@
 // The fallback notice: exactly one line for a whole process tree started by one launcher. Every Node
-// process in the tree runs the shim; the first to create the session's marker file prints the line.
+// process in the tree runs the shim; the first to create the session's marker file prints the line. The
+// markers live in a directory only the user can write (noticeMarkerDir): in the shared temp directory
+// another user could pre-create one and silence the notice.
 //
 // The launcher execs the program, so no process stays behind to remove the marker: the session is
 // "PID-STARTTIME" of the exec'd program (bin/smc-run writes it), and whoever creates a marker removes
@@ -19,10 +21,51 @@ function tmpdir(): string {
   return dir.length > 1 && dir.endsWith('/') ? dir.slice(0, -1) : dir;
 }
 
-const uid = (): number => (typeof process.getuid === 'function' ? process.getuid() : 0);
+const uid = (): number => (typeof process.geteuid === 'function' ? process.geteuid() : 0);
 
-export function noticeMarkerPath(session: string): string {
-  return path.join(tmpdir(), `${PREFIX}${uid()}-${session.replace(/[^A-Za-z0-9_-]/g, '')}${SUFFIX}`);
+/** A real directory (not a symlink) of this user that nobody else can write into. */
+function ownedPrivateDir(dir: string, exactMode: boolean): boolean {
+  try {
+    const st = fs.lstatSync(dir);
+    const mode = st.mode & 0o777;
+    return st.isDirectory() && st.uid === uid() && (exactMode ? mode === 0o700 : (mode & 0o022) === 0);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Where this user's markers live: a directory only the user can write, so another user can never
+ * pre-create a marker and silence a notice. XDG_RUNTIME_DIR when it is the user's own with mode 0700,
+ * else $TMPDIR/smc-run-UID (made with mode 0700). undefined when neither can be trusted (someone else made
+ * it, it is a symlink, others may write it): then no marker is used and every notice is printed.
+ */
+export function noticeMarkerDir(): string | undefined {
+  const runtime = process.env.XDG_RUNTIME_DIR;
+  if (runtime && path.isAbsolute(runtime) && ownedPrivateDir(runtime, true)) return runtime;
+  const dir = path.join(tmpdir(), `${PREFIX}${uid()}`);
+  try {
+    fs.mkdirSync(dir, 0o700);
+  } catch {
+    // there already (ours or not: the check below tells), or tmp is not writable
+  }
+  return ownedPrivateDir(dir, false) ? dir : undefined;
+}
+
+/** The marker of a session, or undefined when there is no trusted place for markers. */
+export function noticeMarkerPath(session: string): string | undefined {
+  const dir = noticeMarkerDir();
+  return dir === undefined ? undefined : path.join(dir, `${PREFIX}${uid()}-${session.replace(/[^A-Za-z0-9_-]/g, '')}${SUFFIX}`);
+}
+
+/** A marker another process of this user created: a regular file of ours, nothing else counts. */
+function isOurMarker(file: string): boolean {
+  try {
+    const st = fs.lstatSync(file);
+    return st.isFile() && st.uid === uid();
+  } catch {
+    return false;
+  }
 }
 
 /** Start time (clock ticks after boot) of a live process, or undefined when there is none. */
@@ -50,7 +93,8 @@ export function sessionAlive(session: string): boolean {
 }
 
 /** Removes this user's markers whose session's process is gone; returns how many. */
-export function sweepStaleMarkers(dir = tmpdir()): number {
+export function sweepStaleMarkers(dir = noticeMarkerDir()): number {
+  if (dir === undefined) return 0;
   const mine = `${PREFIX}${uid()}-`;
   let removed = 0;
   let names: string[];
@@ -82,14 +126,17 @@ const shownInProcess = new Set<string>();
 export function noticeOnce(message: string, session: string | undefined, kind = 'fallback'): void {
   if (shownInProcess.has(kind)) return;
   shownInProcess.add(kind);
-  if (session) {
+  const marker = session ? noticeMarkerPath(kind === 'fallback' ? session : `${session}-${kind}`) : undefined;
+  if (marker !== undefined) {
     try {
-      fs.closeSync(fs.openSync(noticeMarkerPath(kind === 'fallback' ? session : `${session}-${kind}`), 'wx', 0o600));
+      // O_EXCL never follows a symlink: an existing name of any kind is EEXIST
+      fs.closeSync(fs.openSync(marker, 'wx', 0o600));
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return;
+      // printed already by this tree, unless the name is not a marker of ours (then print: never silenced)
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST' && isOurMarker(marker)) return;
       // marker impossible (read-only tmp): better a repeated line than a silent fallback
     }
-    sweepStaleMarkers();
+    sweepStaleMarkers(path.dirname(marker));
   }
   log.warn(message);
 }

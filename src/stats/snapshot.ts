@@ -2,6 +2,7 @@
 // so `stats system --save FILE` records a snapshot and `--since FILE` subtracts it. A snapshot names
 // the boot and the network namespace it was taken in: against another one the deltas would be
 // meaningless (counters restart with each namespace), and that is an error, not a negative number.
+import { replaceFileAtomically } from '../atomic-file';
 import {
   FALLBACK_COUNT_WRAP, SIZE_BUCKETS, byCountDesc, fallbackCount,
   type BufferCounters, type Directions, type FallbackSide, type SizeHistogram, type SmcSystemStats, type TechStats,
@@ -36,6 +37,19 @@ export class SnapshotError extends Error {
 
 export function makeSnapshot(stats: SmcSystemStats, scope: CounterScope, now = new Date()): StatsSnapshot {
   return { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, savedAt: now.toISOString(), ...scope, stats };
+}
+
+/**
+ * Writes the snapshot (mode 0600) to a new temp file and renames it over FILE, so an interrupted save leaves
+ * the old file and a symlink planted by another user is never followed.
+ */
+export function saveSnapshot(file: string, snap: StatsSnapshot): void {
+  try {
+    replaceFileAtomically(file, `${JSON.stringify(snap, null, 2)}\n`);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? 'EIO';
+    throw new SnapshotError(code, `cannot save the snapshot ${file}: ${code}`);
+  }
 }
 
 // ---- reading a snapshot back: every counter checked, names re-derived from the codes ----

@@ -1,12 +1,13 @@
 // net.smc.* sysctls of a host or a container: list, read and write them in the network namespace of
 // a process (target) or at a netns path/name (netns), or in our own. Every name is checked against
 // the names that namespace's kernel has, and every value against the schema, before anything is
-// written; several values are all checked before the first is written.
+// written; several values are all checked before the first is written, and if the kernel refuses a later
+// one the earlier ones are written back, so a set is all or nothing (or says exactly what stayed).
 //
 // These are per network namespace, not per process: a write changes every SMC socket created later
 // in that namespace. For one program's buffers use smc-run -t/-r (SO_SNDBUF/SO_RCVBUF per socket).
 import { NoSmcError } from '../api/errors';
-import { withNetns, type NamespaceTarget } from '../netns';
+import { TargetError, withNetns, type NamespaceTarget } from '../netns';
 import { SysctlError } from './errors';
 import { openSmcSysctls, type SmcSysctlFiles } from './procfs';
 import { isDefaultValue, keyOf, normalizeName, parseKernelValue, parseSysctlValue, rangeText, specOf, SYSCTL_SCHEMA, type SysctlSpec } from './schema';
@@ -111,15 +112,77 @@ export function readFrom(files: SmcSysctlFiles, inputs: readonly string[]): SmcS
   return names.map((name) => describe(name, files.read(name)));
 }
 
-/** Checks all, then writes each in order and reads it back. */
+/** Checks all, reads every old value, then writes each in order and reads it back: all or nothing. */
 export function writeTo(files: SmcSysctlFiles, assignments: readonly (readonly [string, SysctlValue])[]): SysctlChange[] {
   const settings = validateSettings(assignments, files.names);
-  return settings.map(({ name, key, text }) => {
+  const oldTexts = settings.map(({ name }) => files.read(name));
+  const changes: SysctlChange[] = [];
+  for (const [i, { name, key, text }] of settings.entries()) {
     const spec = specOf(name);
-    const old = parseKernelValue(spec, files.read(name));
-    files.write(name, text);
-    return { name, key, old, new: parseKernelValue(spec, files.read(name)) };
+    let written = false;
+    try {
+      files.write(name, text);
+      written = true;
+      changes.push({ name, key, old: parseKernelValue(spec, oldTexts[i] as string), new: parseKernelValue(spec, files.read(name)) });
+    } catch (e) {
+      // a write that went through but could not be read back is undone too
+      const toRestore = settings.slice(0, written ? i + 1 : i).map((s, j) => ({ ...s, oldText: oldTexts[j] as string }));
+      throw withOutcome(e, restoreInReverse(files, toRestore));
+    }
+  }
+  return changes;
+}
+
+interface Restored {
+  key: string;
+  oldText: string;
+  /** why the old value could not be written back, and what the kernel holds instead */
+  failed?: { why: string; now: string };
+}
+
+/** Writes the old values back, last first, into the namespace held open (even if --target has exited). */
+function restoreInReverse(files: SmcSysctlFiles, written: readonly (SysctlSetting & { oldText: string })[]): Restored[] {
+  return [...written].reverse().map(({ name, key, oldText }) => {
+    try {
+      files.restore(name, oldText);
+      const now = files.read(name);
+      return now === oldText ? { key, oldText } : { key, oldText, failed: { why: 'the kernel kept another value', now } };
+    } catch (e) {
+      let now = 'unknown';
+      try {
+        now = files.read(name);
+      } catch {
+        // the namespace cannot be read either: "unknown" is what we know
+      }
+      const why = (e as { code?: unknown }).code ?? (e instanceof Error ? e.message : String(e));
+      return { key, oldText, failed: { why: String(why), now } };
+    }
   });
+}
+
+const shown = (text: string): string => (text === '' ? '""' : text);
+
+/**
+ * The error of the failed step, its message extended by what the namespace holds now: one true line. The
+ * error keeps its class and code, so the exit status stays that of the failure.
+ */
+function withOutcome(e: unknown, restored: readonly Restored[]): unknown {
+  if (!(e instanceof Error)) return e;
+  const ok = restored.filter((r) => r.failed === undefined);
+  const bad = restored.filter((r) => r.failed !== undefined);
+  let outcome: string;
+  if (bad.length > 0) {
+    const notRestored = bad.map((r) => `${r.key} (it is ${shown(r.failed!.now)}, was ${shown(r.oldText)}: ${r.failed!.why})`).join(', ');
+    const restoredToo = ok.length > 0 ? `; restored ${ok.map((r) => `${r.key} = ${shown(r.oldText)}`).join(', ')}` : '';
+    outcome = `; could not restore ${notRestored}${restoredToo}`;
+  } else if (ok.length > 0) {
+    outcome = `; restored what was set before it (${ok.map((r) => `${r.key} = ${shown(r.oldText)}`).join(', ')}): the namespace is as it was`;
+  } else {
+    // nothing had been written: a --target that exited leaves its namespace as it was
+    outcome = e instanceof TargetError && e.code === 'ESRCH' ? ' (its network namespace was left unchanged)' : '';
+  }
+  e.message += outcome;
+  return e;
 }
 
 /** All net.smc sysctls of the target namespace (own namespace when target is empty). */
@@ -145,7 +208,11 @@ export function writeSmcSysctl(name: string, value: SysctlValue, target: Namespa
   return writeSmcSysctls([[name, value]], target)[0] as SysctlChange;
 }
 
-/** Sets several sysctls; all are validated before the first write. */
+/**
+ * Sets several sysctls; all are validated before the first write, and when a later write fails the earlier
+ * ones are written back to their old values (last first) before the error is thrown: its message says what
+ * failed and whether everything was restored, or which values could not be.
+ */
 export function writeSmcSysctls(assignments: readonly (readonly [string, SysctlValue])[], target: NamespaceTarget = {}): SysctlChange[] {
   return inNamespace(target, (files) => writeTo(files, assignments));
 }

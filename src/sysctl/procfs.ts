@@ -21,6 +21,11 @@ export interface SmcSysctlFiles {
   /** the value's text without its trailing newline */
   read(name: string): string;
   write(name: string, text: string): void;
+  /**
+   * Writes an old value back after a later write failed: like write, but also when a --target has exited
+   * since, as the namespace held open is the one that was changed.
+   */
+  restore(name: string, text: string): void;
 }
 
 const where = (ns: NetnsHandle | undefined): string => (ns === undefined ? '' : ` in the network namespace ${ns.label}`);
@@ -91,6 +96,12 @@ function readFd(fd: number): string {
   return Buffer.concat(chunks).toString('utf8').replace(/\n$/, '');
 }
 
+/** Test hook: holds the command after each write, so a test can end a --target between two writes. */
+function holdAfterWriteForTests(): void {
+  const ms = Number(process.env.SMC_RUN_TEST_SYSCTL_HOLD_MS ?? 0);
+  if (ms > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
 /** Opens the sysctl directory of a namespace (a handle from openNetns, undefined = our own). */
 export function openSmcSysctls(ns: NetnsHandle | undefined): SmcSysctlFiles {
   const names = discover(ns);
@@ -98,6 +109,25 @@ export function openSmcSysctls(ns: NetnsHandle | undefined): SmcSysctlFiles {
     // the callers check names first; this keeps the guarantee even if one does not
     if (!SYSCTL_NAME.test(name) || !names.includes(name)) throw new SysctlError('ENOSYSCTL', `${keyOf(name)} is not a sysctl${where(ns)}`);
     return `${SMC_SYSCTL_DIR}/${name}`;
+  };
+  const writeValue = (name: string, text: string): void => {
+    const path = pathOf(name);
+    try {
+      withFd(ns, path, fs.constants.O_WRONLY, (fd) => {
+        // one write from offset 0: the kernel parses each write() as a whole value
+        const data = Buffer.from(`${text}\n`);
+        const n = fs.writeSync(fd, data, 0, data.length, null);
+        if (n !== data.length) throw new SysctlError('EINVAL', `${keyOf(name)}: the kernel took ${n} of ${data.length} bytes of "${text}"`);
+      });
+    } catch (e) {
+      if (isPermission(e)) throw permissionError(e, 'write', name, ns);
+      if (errnoOf(e) === 'EINVAL' && !(e instanceof SysctlError) && (e as { syscall?: string }).syscall === 'write') {
+        // hs_ctrl takes the name of a loaded BPF struct_ops smc_hs_ctrl: EINVAL means none has that name
+        const why = name === 'hs_ctrl' ? ': no BPF handshake controller (struct_ops smc_hs_ctrl) of that name is loaded' : '';
+        throw new SysctlError('EINVAL', `the kernel refused "${text}" for ${keyOf(name)}${where(ns)} (EINVAL)${why}`, true);
+      }
+      throw e;
+    }
   };
   return {
     ns,
@@ -111,25 +141,13 @@ export function openSmcSysctls(ns: NetnsHandle | undefined): SmcSysctlFiles {
       }
     },
     write(name, text) {
-      const path = pathOf(name);
-      try {
-        // a --target that exited since the namespace was opened: its namespace is left as it was
-        ns?.checkTargetAlive();
-        withFd(ns, path, fs.constants.O_WRONLY, (fd) => {
-          // one write from offset 0: the kernel parses each write() as a whole value
-          const data = Buffer.from(`${text}\n`);
-          const n = fs.writeSync(fd, data, 0, data.length, null);
-          if (n !== data.length) throw new SysctlError('EINVAL', `${keyOf(name)}: the kernel took ${n} of ${data.length} bytes of "${text}"`);
-        });
-      } catch (e) {
-        if (isPermission(e)) throw permissionError(e, 'write', name, ns);
-        if (errnoOf(e) === 'EINVAL' && !(e instanceof SysctlError) && (e as { syscall?: string }).syscall === 'write') {
-          // hs_ctrl takes the name of a loaded BPF struct_ops smc_hs_ctrl: EINVAL means none has that name
-          const why = name === 'hs_ctrl' ? ': no BPF handshake controller (struct_ops smc_hs_ctrl) of that name is loaded' : '';
-          throw new SysctlError('EINVAL', `the kernel refused "${text}" for ${keyOf(name)}${where(ns)} (EINVAL)${why}`, true);
-        }
-        throw e;
-      }
+      // a --target that exited since the namespace was opened: nothing more is written for it
+      ns?.checkTargetAlive();
+      writeValue(name, text);
+      holdAfterWriteForTests();
+    },
+    restore(name, text) {
+      writeValue(name, text);
     },
   };
 }

@@ -63,6 +63,30 @@ describe('launcher', () => {
     }
   });
 
+  it('socket buffer sizes of 1 GiB and more (-t/-r, SMC_RUN_SNDBUF/RCVBUF): exit 2, one line naming the limit', async () => {
+    const limit = 'is too large for a socket buffer: at most 1073741823 bytes (SO_SNDBUF/SO_RCVBUF take an int that the kernel doubles: INT_MAX/2)';
+    const cases: [string[], Record<string, string>, string][] = [
+      [['-t', '4g', 'node'], {}, `smc-run: "4g" ${limit}`],
+      [['--rcvbuf=2147483648', 'node'], {}, `smc-run: "2147483648" ${limit}`],
+      [['-r1g', 'node'], {}, `smc-run: "1g" ${limit}`],
+      [['-t', '0001g', 'node'], {}, `smc-run: "0001g" ${limit}`],
+      [['-t', '99999999999999999999', 'node'], {}, `smc-run: "99999999999999999999" ${limit}`],
+      [['node'], { SMC_RUN_SNDBUF: '2g' }, `smc-run: SMC_RUN_SNDBUF: "2g" ${limit}`],
+      [['node'], { SMC_RUN_RCVBUF: '4294967296' }, `smc-run: SMC_RUN_RCVBUF: "4294967296" ${limit}`],
+    ];
+    for (const [args, env, line] of cases) {
+      const r = await smcRun([...args, '-e', '0'], env);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(lines(r.stderr), args.join(' ')).toEqual([line]);
+      expect(r.stdout).toBe('');
+    }
+    // the largest the kernel keeps still runs (and leading zeros are decimal, as in the shim)
+    const show = 'console.log(process.env.SMC_RUN_SNDBUF, process.env.SMC_RUN_RCVBUF)';
+    const ok = await smcRun(['-t', '1073741823', '-r', '0010', node, '-e', show], { SMC_RUN_SOCKET_FAMILY: 'inet' });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toBe('1073741823 0010\n');
+  });
+
   it('--help and --version print to stdout and exit 0', async () => {
     const h = await smcRun(['--help']);
     expect(h.code).toBe(0);

@@ -55,7 +55,7 @@ describe('the namespace handle of a command', () => {
       expect(fs.statSync(ns.path).ino).toBe(theirs);
       const e = thrown(() => ns.checkTargetAlive());
       expect(e.code).toBe('ESRCH');
-      expect(e.message).toBe(`PID ${child.pid} exited while the command ran (its network namespace was left unchanged)`);
+      expect(e.message).toBe(`PID ${child.pid} exited while the command ran`);
     } finally {
       ns.close();
     }

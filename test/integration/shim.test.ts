@@ -129,10 +129,13 @@ describe('failure modes', () => {
   it('notice marker files do not pile up: each notice sweeps those of finished sessions', async () => {
     const dir = tmp('smc-run-markers-');
     // a notice on any host, SMC or not: the addon cannot load (the same one-notice-per-tree marker)
-    const env = { TMPDIR: dir, SMC_RUN_ADDON: '/nonexistent/smc_run.node' };
-    const uid = process.getuid?.() ?? 0;
-    const markers = (): string[] => fs.readdirSync(dir).sort();
-    fs.writeFileSync(path.join(dir, `smc-run-${uid}-999999999-12345.notice`), ''); // a session long gone
+    const env = { TMPDIR: dir, XDG_RUNTIME_DIR: '', SMC_RUN_ADDON: '/nonexistent/smc_run.node' };
+    const uid = process.geteuid?.() ?? 0;
+    // the markers' directory only this user can write (src/hook/notice.ts)
+    const own = path.join(dir, `smc-run-${uid}`);
+    fs.mkdirSync(own, 0o700);
+    const markers = (): string[] => fs.readdirSync(own).sort();
+    fs.writeFileSync(path.join(own, `smc-run-${uid}-999999999-12345.notice`), ''); // a session long gone
     const parent = `const {execFileSync}=require('child_process');for(let i=0;i<2;i++)execFileSync(process.execPath,['-e',${JSON.stringify(CONNECT)}],{stdio:'inherit'})`;
     const sessions: string[] = [];
     for (let i = 0; i < 5; i++) {

@@ -89,16 +89,19 @@ describe.skipIf(EXPECT_MODE !== undefined)('TCP retry of a failed SMC handshake 
   it('the retry notice is printed once per process tree, and its marker files do not pile up', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smc-run-retry-markers-'));
     try {
-      const uid = process.getuid?.() ?? 0;
+      const uid = process.geteuid?.() ?? 0;
       const gone = `smc-run-${uid}-999999999-12345-tcp-retry.notice`; // a session long gone
-      fs.writeFileSync(path.join(dir, gone), '');
+      // the markers' directory only this user can write (src/hook/notice.ts)
+      const own = path.join(dir, `smc-run-${uid}`);
+      fs.mkdirSync(own, 0o700);
+      fs.writeFileSync(path.join(own, gone), '');
       const seen: string[] = [];
       for (let i = 0; i < 3; i++) {
-        const r = await scenario('live', { ...FAULT, TMPDIR: dir });
+        const r = await scenario('live', { ...FAULT, TMPDIR: dir, XDG_RUNTIME_DIR: '' });
         expect(retries(r)).toBe(1);
         expect(r.stderr.split('\n').filter((l) => l.includes('retried over plain TCP'))).toHaveLength(1);
         // only the marker of the session that just ended is left: the earlier ones were swept
-        const markers = fs.readdirSync(dir);
+        const markers = fs.readdirSync(own);
         expect(markers).toHaveLength(1);
         expect(markers[0]).toMatch(new RegExp(`^smc-run-${uid}-\\d+-\\d+-tcp-retry\\.notice$`));
         expect(seen).not.toContain(markers[0]);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, readConfig } from '../../src/config';
 import { parseRule, parseRules, ruleMatches, wantsSmc } from '../../src/policy/rules';
-import { formatSize, parseSize } from '../../src/units';
+import { formatSize, parseSize, parseSocketBufferSize, SOCKET_BUFFER_MAX } from '../../src/units';
 
 describe('sizes', () => {
   it('parses what people write', () => {
@@ -17,6 +17,40 @@ describe('sizes', () => {
   });
   it('rejects the rest', () => {
     for (const bad of ['', 'lots', '-1', '1.5M', '1T', '99999999999999999999']) expect(() => parseSize(bad), bad).toThrow(RangeError);
+  });
+});
+
+describe('socket buffer sizes (SO_SNDBUF / SO_RCVBUF take an int, which the kernel doubles)', () => {
+  const TOO_LARGE = /^"[^"]+" is too large for a socket buffer: at most 1073741823 bytes \(SO_SNDBUF\/SO_RCVBUF take an int that the kernel doubles: INT_MAX\/2\)$/;
+
+  it('takes up to INT_MAX/2 = 1073741823 bytes', () => {
+    expect(SOCKET_BUFFER_MAX).toBe(1073741823);
+    expect(parseSocketBufferSize('1073741823')).toBe(1073741823);
+    expect(parseSocketBufferSize('1023m')).toBe(1023 * 1024 * 1024);
+    expect(parseSocketBufferSize('0')).toBe(0);
+    expect(parseSocketBufferSize(1048576)).toBe(1048576);
+  });
+
+  it('refuses 1g and more, in text or as a number, instead of wrapping to a tiny or negative int', () => {
+    for (const big of ['1g', '1073741824', '2g', '2147483648', '4g', '4294967296', '0001g', '99999999999999999999']) {
+      expect(() => parseSocketBufferSize(big), big).toThrow(RangeError);
+      expect(() => parseSocketBufferSize(big), big).toThrow(big.length > 15 ? /too large/ : TOO_LARGE);
+    }
+    for (const bad of [2 ** 32, 2 ** 31, -1, 1.5, Number.NaN]) expect(() => parseSocketBufferSize(bad), String(bad)).toThrow(RangeError);
+  });
+
+  it('SMC_RUN_SNDBUF / SMC_RUN_RCVBUF of 2 GiB and more: one line naming the variable and the limit', () => {
+    for (const [name, value] of [['SMC_RUN_SNDBUF', '4g'], ['SMC_RUN_RCVBUF', '2147483648'], ['SMC_RUN_SNDBUF', '2g']] as const) {
+      let e: unknown;
+      try {
+        readConfig({ [name]: value });
+      } catch (err) {
+        e = err;
+      }
+      expect(e, `${name}=${value}`).toBeInstanceOf(ConfigError);
+      expect((e as Error).message).toBe(`${name}: "${value}" is too large for a socket buffer: at most 1073741823 bytes (SO_SNDBUF/SO_RCVBUF take an int that the kernel doubles: INT_MAX/2)`);
+    }
+    expect(readConfig({ SMC_RUN_SNDBUF: '1023M' }).sndbuf).toBe(1023 * 1024 * 1024);
   });
 });
 

@@ -2,6 +2,7 @@
 // host has no SMC; the real /proc/sys/net/smc is exercised by test/kernel/smcd/sysctl.test.ts).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { TargetError } from '../../src/netns';
 import { SysctlError } from '../../src/sysctl/errors';
 import { checkName, listFrom, parseAssignment, readFrom, validateForExport, writeTo } from '../../src/sysctl';
 import type { SmcSysctlFiles } from '../../src/sysctl/procfs';
@@ -19,10 +20,26 @@ const FRESH_612: Record<string, string> = {
   wmem: '65536',
 };
 
-/** An in-memory namespace; `writes` records every write that reached "the kernel". */
-function fakeNamespace(values: Record<string, string> = FRESH_612) {
+/** How the fake kernel answers one write: throw to refuse it. */
+type Refusal = (name: string, text: string, how: 'write' | 'restore') => void;
+
+/**
+ * An in-memory namespace; `writes` records every write that reached "the kernel" (restores marked), and
+ * `refuse` can make the kernel refuse a write, as the real procfs layer throws.
+ */
+function fakeNamespace(values: Record<string, string> = FRESH_612, refuse: Refusal = () => undefined) {
   const state = { ...values };
-  const writes: [string, string][] = [];
+  const writes: [string, string, ...('restore' | 'refused')[]][] = [];
+  const put = (how: 'write' | 'restore') => (name: string, text: string) => {
+    try {
+      refuse(name, text, how);
+    } catch (e) {
+      writes.push(how === 'restore' ? [name, text, 'restore', 'refused'] : [name, text, 'refused']);
+      throw e;
+    }
+    writes.push(how === 'restore' ? [name, text, 'restore'] : [name, text]);
+    state[name] = text;
+  };
   const files: SmcSysctlFiles = {
     ns: undefined,
     names: Object.keys(state).sort(),
@@ -31,10 +48,8 @@ function fakeNamespace(values: Record<string, string> = FRESH_612) {
       if (v === undefined) throw new Error(`read of ${name}`);
       return v;
     },
-    write: (name, text) => {
-      writes.push([name, text]);
-      state[name] = text;
-    },
+    write: put('write'),
+    restore: put('restore'),
   };
   return { files, state, writes };
 }
@@ -284,6 +299,100 @@ describe('list, get and set on a namespace', () => {
       expect(writes).toEqual([]);
       expect(state.wmem).toBe('65536');
     }
+  });
+
+  describe('a write the kernel refuses after others it took: all or nothing, and a true message', () => {
+    const kernelRefuses = (bad: string, err: () => Error): Refusal => (name, _text, how) => {
+      if (name === bad && how === 'write') throw err();
+    };
+    const einval = () => new SysctlError('EINVAL', 'the kernel refused "nosuch" for net.smc.hs_ctrl (EINVAL)', true);
+    const thrownBy = (fn: () => unknown): Error & { code?: string } => {
+      try {
+        fn();
+      } catch (e) {
+        return e as Error & { code?: string };
+      }
+      throw new Error('did not throw');
+    };
+
+    it('EINVAL on the third: the first two are written back, last first, and the message says so', () => {
+      const { files, writes, state } = fakeNamespace({ ...FRESH_612, hs_ctrl: '' }, kernelRefuses('hs_ctrl', einval));
+      const e = thrownBy(() => writeTo(files, [['wmem', '1M'], ['autocorking_size', '0'], ['hs_ctrl', 'nosuch']]));
+      expect(e).toBeInstanceOf(SysctlError);
+      expect(e).toMatchObject({ code: 'EINVAL', fromKernel: true });
+      expect(e.message).toBe('the kernel refused "nosuch" for net.smc.hs_ctrl (EINVAL); restored what was set before it (net.smc.autocorking_size = 65536, net.smc.wmem = 65536): the namespace is as it was');
+      expect(writes).toEqual([
+        ['wmem', '1048576'],
+        ['autocorking_size', '0'],
+        ['hs_ctrl', 'nosuch', 'refused'],
+        ['autocorking_size', '65536', 'restore'],
+        ['wmem', '65536', 'restore'],
+      ]);
+      expect(state).toEqual({ ...FRESH_612, hs_ctrl: '' });
+    });
+
+    it('EPERM on the second: the first is restored; the code (and so the exit status) stays EPERM', () => {
+      const eperm = () => new SysctlError('EPERM', 'writing net.smc.rmem needs CAP_NET_ADMIN over its network namespace (run as root, e.g. with sudo)');
+      const { files, state } = fakeNamespace(FRESH_612, kernelRefuses('rmem', eperm));
+      const e = thrownBy(() => writeTo(files, [['wmem', '1M'], ['rmem', '1M']]));
+      expect(e).toMatchObject({ code: 'EPERM' });
+      expect(e.message).toMatch(/^writing net\.smc\.rmem needs CAP_NET_ADMIN .*; restored what was set before it \(net\.smc\.wmem = 65536\): the namespace is as it was$/);
+      expect(state).toEqual(FRESH_612);
+    });
+
+    it('a --target that exited before the second write: the first is written back into the namespace held open', () => {
+      let alive = true;
+      const { files, writes, state } = fakeNamespace(FRESH_612, (_name, _text, how) => {
+        // as the procfs layer: write checks the target, restore does not
+        if (how === 'write' && !alive) throw new TargetError('ESRCH', 'PID 4321 exited while the command ran');
+        alive = false;
+      });
+      const e = thrownBy(() => writeTo(files, [['wmem', '1M'], ['rmem', '1M']]));
+      expect(e).toBeInstanceOf(TargetError);
+      expect(e.message).toBe('PID 4321 exited while the command ran; restored what was set before it (net.smc.wmem = 65536): the namespace is as it was');
+      expect(writes.at(-1)).toEqual(['wmem', '65536', 'restore']);
+      expect(state).toEqual(FRESH_612);
+    });
+
+    it('a --target that exited before the first write: nothing written, and the message says so', () => {
+      const { files, writes } = fakeNamespace(FRESH_612, () => {
+        throw new TargetError('ESRCH', 'PID 4321 exited while the command ran');
+      });
+      const e = thrownBy(() => writeTo(files, [['wmem', '1M'], ['rmem', '1M']]));
+      expect(e.message).toBe('PID 4321 exited while the command ran (its network namespace was left unchanged)');
+      expect(writes).toEqual([['wmem', '1048576', 'refused']]);
+    });
+
+    it('a single refused value keeps its message as it was', () => {
+      const { files } = fakeNamespace({ ...FRESH_612, hs_ctrl: '' }, kernelRefuses('hs_ctrl', einval));
+      expect(thrownBy(() => writeTo(files, [['hs_ctrl', 'nosuch']])).message).toBe('the kernel refused "nosuch" for net.smc.hs_ctrl (EINVAL)');
+    });
+
+    it('a restore that fails too: says exactly which value stayed, and what it is now', () => {
+      const { files, state } = fakeNamespace(FRESH_612, (name, _text, how) => {
+        if (name === 'rmem' && how === 'write') throw new SysctlError('EINVAL', 'the kernel refused "1048576" for net.smc.rmem (EINVAL)', true);
+        if (name === 'wmem' && how === 'restore') throw Object.assign(new Error('write EIO'), { code: 'EIO' });
+      });
+      const e = thrownBy(() => writeTo(files, [['wmem', '1M'], ['autocorking_size', '0'], ['rmem', '1M']]));
+      expect(e.message).toBe(
+        'the kernel refused "1048576" for net.smc.rmem (EINVAL); could not restore net.smc.wmem (it is 1048576, was 65536: EIO); restored net.smc.autocorking_size = 65536',
+      );
+      expect(state).toEqual({ ...FRESH_612, wmem: '1048576' });
+    });
+
+    it('a write that went through but could not be read back is restored too', () => {
+      const { files, state } = fakeNamespace();
+      const read = files.read;
+      let reads = 0;
+      files.read = (name) => {
+        // the read of the old values, the read-back of wmem, then the read-back of rmem fails
+        if (name === 'rmem' && ++reads === 2) throw Object.assign(new Error('read EIO'), { code: 'EIO' });
+        return read(name);
+      };
+      const e = thrownBy(() => writeTo(files, [['wmem', '1M'], ['rmem', '1M']]));
+      expect(e.message).toBe('read EIO; restored what was set before it (net.smc.rmem = 65536, net.smc.wmem = 65536): the namespace is as it was');
+      expect(state).toEqual(FRESH_612);
+    });
   });
 
   it('validates export pairs by the schema alone, so no SMC is needed to write a pod spec', () => {

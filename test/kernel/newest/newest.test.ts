@@ -93,6 +93,19 @@ describe(`the newest kernel (${os.release()})`, () => {
       const clear = await smcRun(['sysctl', 'set', 'hs_ctrl=']);
       expect(clear.code, clear.stderr).toBe(0);
     }, SLOW);
+
+    it('hs_ctrl refused after a value the kernel took: that value is written back, one true line, exit 1', async () => {
+      const inNs = async (name: string): Promise<string> => (await run('ip', ['netns', 'exec', NS, 'cat', `/proc/sys/net/smc/${name}`])).stdout.trim();
+      expect(await inNs('wmem')).toBe('65536');
+      const r = await smcRun(['sysctl', 'set', '--netns', NS, 'wmem=1M', 'hs_ctrl=nosuch']);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toBe(
+        `smc-run: the kernel refused "nosuch" for net.smc.hs_ctrl in the network namespace /run/netns/${NS} (EINVAL): no BPF handshake controller (struct_ops smc_hs_ctrl) of that name is loaded; ` +
+          'restored what was set before it (net.smc.wmem = 65536): the namespace is as it was\n',
+      );
+      expect([await inNs('wmem'), await inNs('hs_ctrl')]).toEqual(['65536', '']);
+    }, SLOW);
   });
 
   it('the SMC TCP ULP is gone (7.0): the kernel offers no "smc" ULP', () => {

@@ -138,6 +138,47 @@ describe.runIf(EXPECT_MODE === 'smcd')('net.smc sysctls per namespace (real kern
     }, SLOW);
   });
 
+  describe('a --target that exits between two writes: the first is written back (all or nothing)', () => {
+    const NS2 = `smcrun-sysctl-undo-${process.pid}`;
+    let sleeper: ChildProcess;
+    beforeAll(async () => {
+      expect((await run('ip', ['netns', 'add', NS2])).code).toBe(0);
+      sleeper = spawn('ip', ['netns', 'exec', NS2, 'sleep', '600'], { stdio: 'ignore' });
+      await waitInNamespace(sleeper.pid as number, `/run/netns/${NS2}`);
+    });
+    afterAll(async () => {
+      sleeper.kill('SIGKILL');
+      await run('ip', ['netns', 'del', NS2]);
+    });
+
+    it('wmem=1M is restored to 65536 in the namespace held open, and the one line says so', async () => {
+      // the test hook holds the command after each write: the target ends once the first one is in
+      const child = spawn(process.execPath, [BIN, 'sysctl', 'set', '--target', String(sleeper.pid), 'wmem=1M', 'rmem=1M', '--json'], {
+        env: { ...process.env, SMC_RUN_TEST_SYSCTL_HOLD_MS: '20000' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => (stdout += d));
+      child.stderr.on('data', (d) => (stderr += d));
+      const done = new Promise<number | null>((r) => child.on('close', r));
+      let seen = '';
+      for (let i = 0; i < 300 && seen !== '1048576'; i++) {
+        seen = await kernelValue('wmem', NS2);
+        if (seen !== '1048576') await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(seen, 'the first write reached the kernel').toBe('1048576');
+      sleeper.kill('SIGKILL');
+      const code = await done;
+      expect(code, stderr).toBe(1);
+      expect(stderr).toBe('');
+      expect(JSON.parse(stdout)).toEqual({
+        error: { code: 'ESRCH', message: `PID ${sleeper.pid} exited while the command ran; restored what was set before it (net.smc.wmem = 65536): the namespace is as it was` },
+      });
+      expect([await kernelValue('wmem', NS2), await kernelValue('rmem', NS2)]).toEqual(['65536', '65536']);
+    }, SLOW);
+  });
+
   it('the API writes and refuses the same way in-process', () => {
     expect(writeSmcSysctl('smcr_max_conns_per_lgr', 64, { netns: NS })).toEqual({ name: 'smcr_max_conns_per_lgr', key: 'net.smc.smcr_max_conns_per_lgr', old: 255, new: 64 });
     expect(errorCode(() => writeSmcSysctl('smcr_max_conns_per_lgr', 8, { netns: NS }))).toBe('ERANGE');
