@@ -29,6 +29,7 @@ import { isDebug, log } from '../log';
 import type { NativeAddon } from '../native';
 import { isSystemError } from '../native';
 import type { HookState } from './install';
+import { unmarkSmc } from './mark';
 import { noticeOnce } from './notice';
 import { applyOptions, copyOptions } from './swap';
 
@@ -159,6 +160,8 @@ export function armTcpRetry(
     try {
       const opts = copyOptions(addon, fd);
       addon.replaceWithTcp(fd, op === 'connect6' ? AF_INET6 : AF_INET);
+      // isSmcSocket() answers for the socket as it is now
+      unmarkSmc(handle);
       applyOptions(addon, fd, opts);
     } catch (e) {
       log.debug(`connect ${String(address)}:${String(port)}: SMC handshake failed (${why}), TCP retry impossible: ${isSystemError(e) ? e.code : String(e)}`);
@@ -183,13 +186,17 @@ export function armTcpRetry(
       err = bind ? Number(bind.call(handle, localAddress, req.localPort ?? 0, ...(op === 'connect6' ? [0] : []))) : 0;
     }
     if (err === 0) err = Number(original.call(handle, retry, address, port));
+    if (err !== 0) {
+      // The retry could not even start; the program sees the original error, once. The usual case is a
+      // fixed localPort: the failed connection's 4-tuple is still taken (the closed SMC socket's TCP is
+      // in FIN_WAIT), so bind succeeds (SO_REUSEADDR) and connect() answers EADDRNOTAVAIL, which would
+      // blame the program's port for a failure that was SMC's.
+      if (isDebug()) log.debug(`connect ${String(address)}:${String(port)}: SMC handshake failed (${why}); the TCP retry on fd ${fd} could not start (${errName(err)}): the program sees ${errName(status)}`);
+      return programCb.call(req, status, h, req, false, false);
+    }
     state.stats.tcpRetries++;
     if (isDebug()) log.debug(`connect ${String(address)}:${String(port)}: SMC handshake failed (${why}); retrying over plain TCP on fd ${fd}`);
     noticeOnce(NOTICE, config.session, 'tcp-retry');
-    if (err !== 0) {
-      // the retry could not even start: the program sees that error, once, as it would have on TCP
-      return programCb.call(req, err, h, req, false, false);
-    }
     return undefined;
   };
   req.oncomplete = wrapper;
