@@ -11,6 +11,8 @@ import { firstLine, isSystemError } from '../native';
 import { wantsSmc } from '../policy/rules';
 import { formatSize } from '../units';
 import { type HookStats, newStats } from './stats';
+import { handleClassNotice } from './handle-shape';
+import { noticeOnce } from './notice';
 import { markSmc, markTcpAtBind, smcMark, unmarkSmc, wasCreatedAsSmc, wasTcpAtBind } from './mark';
 import { swapBoundSocket } from './swap';
 import { armTcpRetry } from './tcp-retry';
@@ -30,6 +32,8 @@ export interface HookState {
   config: ShimConfig;
   /** whether this thread probed the kernel itself or took the result of another thread of the process */
   probe?: 'own' | 'process';
+  /** takes the hook out of this thread (handles that behave unlike the ones it was written for) */
+  uninstall?: (why: string) => void;
 }
 
 const STATE = Symbol.for('smc-run.hook');
@@ -44,7 +48,7 @@ export function hookState(): HookState | undefined {
  * The TCP handle class, obtained without process.binding (deprecated, and denied under the permission
  * model): wrap a throw-away AF_INET fd in a net.Socket and read its handle's constructor.
  */
-function tcpHandlePrototype(addon: NativeAddon): Record<string | symbol, unknown> {
+export function tcpHandlePrototype(addon: NativeAddon): Record<string | symbol, unknown> {
   const fd = addon.createSocket(AF_INET, 0);
   let socket: net.Socket | undefined;
   try {
@@ -94,7 +98,13 @@ function applyBufferSizes(addon: NativeAddon, fd: number, config: ShimConfig): v
 }
 
 function adopt(state: HookState, addon: NativeAddon, handle: TcpHandle, op: string, args: unknown[]): void {
-  if (handle.fd !== -1) return; // already has a socket: a user fd, or bound earlier (localAddress)
+  const before = handle.fd;
+  if (before !== -1) {
+    // already has a socket: a user fd, or bound earlier (localAddress); anything but a number is a Node
+    // whose handles say "no socket yet" another way
+    if (typeof before !== 'number') state.uninstall?.(`handle.fd is ${before === null ? 'null' : typeof before} before the handle has a socket`);
+    return;
+  }
   const m = METHODS[op];
   if (!m) return;
   const { stats, config } = state;
@@ -129,6 +139,13 @@ function adopt(state: HookState, addon: NativeAddon, handle: TcpHandle, op: stri
     }
     stats.errors++;
     log.debug(`${op} ${address}:${port}: SMC socket failed, libuv makes a TCP socket: ${isSystemError(e) ? e.code : firstLine(String(e))}`);
+    return;
+  }
+  if (handle.fd !== fd) {
+    // the handle took the socket but does not report it: nothing that reads handle.fd (retry, policy at
+    // connect, isSmcSocket, getSmcInfo) can be trusted on this Node; the socket stays the handle's
+    stats.errors++;
+    state.uninstall?.(`handle.fd is ${String(handle.fd)} after open(${fd})`);
     return;
   }
   stats.smc++;
@@ -244,6 +261,13 @@ export function installHook(addon: NativeAddon, config: ShimConfig, specs: HookS
     }
     proto[ORIGINALS] = originals;
   }
+  state.uninstall = (why: string): void => {
+    const originals = proto[ORIGINALS] as Record<string, HandleMethod> | undefined;
+    if (originals) for (const [op, fn] of Object.entries(originals)) proto[op] = fn;
+    delete proto[ORIGINALS];
+    if (g[STATE] === state) delete g[STATE];
+    noticeOnce(handleClassNotice(why), state.config.session);
+  };
   g[STATE] = state;
   return state;
 }
