@@ -87,24 +87,26 @@ Napi::Value SetSockOptInt(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
-// replaceWithTcp(fd, domain): puts a fresh plain TCP socket (domain AF_INET/AF_INET6, non-blocking,
-// close-on-exec) under the fd number `fd`, closing the socket that was there, atomically (dup3: the number
-// is never free, so no other thread can be handed it in between). Used to retry a connect whose SMC
-// handshake failed over plain TCP on the same libuv handle; see src/hook/tcp-retry.ts for why this is safe
-// with libuv's epoll bookkeeping.
-Napi::Value ReplaceWithTcp(const Napi::CallbackInfo& info) {
+// replaceWithTcp(fd, domain) / replaceSocket(fd, domain, protocol): puts a fresh stream socket (plain TCP,
+// or e.g. AF_SMC; non-blocking, close-on-exec) under the fd number `fd`, closing the socket that was there,
+// atomically (dup3: the number is never free, so no other thread can be handed it in between). Used on a
+// libuv handle whose socket must change kind (a failed SMC handshake retried over TCP, a policy decision
+// at connect); see src/hook/tcp-retry.ts for why this is safe with libuv's epoll bookkeeping. When it
+// throws, the old socket is untouched.
+Napi::Value ReplaceSocket(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsNumber()) {
-    Napi::TypeError::New(env, "replaceWithTcp(fd, domain)").ThrowAsJavaScriptException();
+  if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsNumber() || (info.Length() > 2 && !info[2].IsNumber())) {
+    Napi::TypeError::New(env, "replaceSocket(fd, domain, protocol)").ThrowAsJavaScriptException();
     return env.Null();
   }
   int fd = info[0].As<Napi::Number>().Int32Value();
   int domain = info[1].As<Napi::Number>().Int32Value();
+  int protocol = info.Length() > 2 ? info[2].As<Napi::Number>().Int32Value() : 0;
   if (fd < 0) {
     ErrnoError(env, EBADF, "dup3").ThrowAsJavaScriptException();
     return env.Null();
   }
-  int fresh = socket(domain, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int fresh = socket(domain, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, protocol);
   if (fresh < 0) {
     ErrnoError(env, errno, "socket").ThrowAsJavaScriptException();
     return env.Null();
@@ -168,7 +170,8 @@ Napi::Object InitSocket(Napi::Env env, Napi::Object exports) {
   exports.Set("getSockOptInt", Napi::Function::New(env, GetSockOptInt, "getSockOptInt"));
   exports.Set("setSockOptInt", Napi::Function::New(env, SetSockOptInt, "setSockOptInt"));
   exports.Set("getSockOptBytes", Napi::Function::New(env, GetSockOptBytes, "getSockOptBytes"));
-  exports.Set("replaceWithTcp", Napi::Function::New(env, ReplaceWithTcp, "replaceWithTcp"));
+  exports.Set("replaceWithTcp", Napi::Function::New(env, ReplaceSocket, "replaceWithTcp"));
+  exports.Set("replaceSocket", Napi::Function::New(env, ReplaceSocket, "replaceSocket"));
   exports.Set("fstatInode", Napi::Function::New(env, FstatInode, "fstatInode"));
   return exports;
 }

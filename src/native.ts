@@ -8,6 +8,8 @@ export interface NativeAddon {
   closeFd(fd: number): void;
   /** dup3 a fresh plain TCP socket (domain, non-blocking, close-on-exec) onto fd, closing the old one */
   replaceWithTcp(fd: number, domain: number): void;
+  /** the same for any stream socket: socket(domain, SOCK_STREAM|..., protocol) dup3'd onto fd; throws with fd untouched */
+  replaceSocket(fd: number, domain: number, protocol: number): void;
   getSockOptInt(fd: number, level: number, name: number): number;
   setSockOptInt(fd: number, level: number, name: number, value: number): void;
   /** the option's bytes (at most maxLength), e.g. struct tcp_info */

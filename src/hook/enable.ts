@@ -4,7 +4,8 @@
 import type { ShimConfig } from '../config';
 import { configureLog } from '../log';
 import { addonFix, firstLine, loadAddon, type NativeAddon } from '../native';
-import { hookState, installHook } from './install';
+import { handleClassNotice, handleClassProblem } from './handle-shape';
+import { hookState, installHook, tcpHandlePrototype } from './install';
 import { bindingPrototype, disarm } from './lazy';
 import { noticeOnce } from './notice';
 import { ipprotoUnsupported } from './proto-notice';
@@ -118,8 +119,20 @@ export function enableFromConfig(config: ShimConfig, prototype?: Record<string |
     say(`${reason}: those connections use plain TCP, the others SMC`);
   }
   // a lazy preload hook still waiting for its first call steps aside: this configuration wins
-  const proto = prototype ?? bindingPrototype();
+  let proto = prototype ?? bindingPrototype();
   if (proto) disarm(proto);
+  let problem: string | undefined;
+  try {
+    proto ??= tcpHandlePrototype(loaded.addon);
+    problem = handleClassProblem(proto);
+  } catch (e) {
+    problem = `its prototype could not be found: ${firstLine((e as Error).message)}`;
+  }
+  if (problem || !proto) {
+    const reason = handleClassNotice(problem ?? 'no prototype');
+    noticeOnce(reason, config.session);
+    return { enabled: false, ipv4: undefined, ipv6: undefined, reason };
+  }
   const state = installHook(loaded.addon, config, specs, proto);
   state.probe = inherited ? 'process' : 'own';
   return resultOf(specs, reason);

@@ -3,7 +3,7 @@
 // from the addon right before libuv would create a plain one. Never replaces the class (net.js,
 // _tls_wrap.js and child_process keep references to it) and never throws into the program.
 import * as net from 'node:net';
-import { AF_INET, SOL_SOCKET, SO_RCVBUF, SO_SNDBUF } from '../constants';
+import { AF_INET, AF_INET6, SOL_SOCKET, SO_RCVBUF, SO_SNDBUF } from '../constants';
 import type { ShimConfig } from '../config';
 import { isDebug, log } from '../log';
 import type { NativeAddon } from '../native';
@@ -11,6 +11,10 @@ import { firstLine, isSystemError } from '../native';
 import { wantsSmc } from '../policy/rules';
 import { formatSize } from '../units';
 import { type HookStats, newStats } from './stats';
+import { handleClassNotice } from './handle-shape';
+import { noticeOnce } from './notice';
+import { markSmc, markTcpAtBind, smcMark, unmarkSmc, wasCreatedAsSmc, wasTcpAtBind } from './mark';
+import { swapBoundSocket } from './swap';
 import { armTcpRetry } from './tcp-retry';
 import type { IpFamily, SocketSpec } from './socket-spec';
 
@@ -18,6 +22,7 @@ import type { IpFamily, SocketSpec } from './socket-spec';
 interface TcpHandle {
   readonly fd: number;
   open(fd: number): number;
+  getsockname?(out: object): number;
 }
 type HandleMethod = (this: TcpHandle, ...args: unknown[]) => unknown;
 
@@ -27,17 +32,12 @@ export interface HookState {
   config: ShimConfig;
   /** whether this thread probed the kernel itself or took the result of another thread of the process */
   probe?: 'own' | 'process';
+  /** takes the hook out of this thread (handles that behave unlike the ones it was written for) */
+  uninstall?: (why: string) => void;
 }
 
 const STATE = Symbol.for('smc-run.hook');
 const ORIGINALS = Symbol.for('smc-run.originals');
-// Marks a handle the hook gave an SMC socket. A property of the handle, not a WeakSet: creating, marking
-// and closing 200,000 TCP handles took 7.7-9.1 us each with a WeakSet entry (the GC's ephemeron work),
-// 4.7-5.5 us with the property and 4.8-5.4 us unmarked (3 rounds, busy machine). A registry symbol: the
-// preload bundle has its own module copies.
-const SMC_SOCKET = Symbol.for('smc-run.smc-socket');
-type Marked = { [SMC_SOCKET]?: true };
-
 type Global = typeof globalThis & { [STATE]?: HookState };
 
 export function hookState(): HookState | undefined {
@@ -48,7 +48,7 @@ export function hookState(): HookState | undefined {
  * The TCP handle class, obtained without process.binding (deprecated, and denied under the permission
  * model): wrap a throw-away AF_INET fd in a net.Socket and read its handle's constructor.
  */
-function tcpHandlePrototype(addon: NativeAddon): Record<string | symbol, unknown> {
+export function tcpHandlePrototype(addon: NativeAddon): Record<string | symbol, unknown> {
   const fd = addon.createSocket(AF_INET, 0);
   let socket: net.Socket | undefined;
   try {
@@ -76,10 +76,7 @@ const METHODS: Record<string, { family: IpFamily; addressArg: number; portArg: n
 
 let cappedWarned = false;
 
-/** Whether the hook gave this handle an SMC socket. */
-export function wasCreatedAsSmc(handle: object): boolean {
-  return (handle as Marked)[SMC_SOCKET] === true;
-}
+export { wasCreatedAsSmc };
 
 function applyBufferSizes(addon: NativeAddon, fd: number, config: ShimConfig): void {
   for (const [want, opt, name, limit] of [
@@ -101,7 +98,13 @@ function applyBufferSizes(addon: NativeAddon, fd: number, config: ShimConfig): v
 }
 
 function adopt(state: HookState, addon: NativeAddon, handle: TcpHandle, op: string, args: unknown[]): void {
-  if (handle.fd !== -1) return; // already has a socket: a user fd, or bound earlier (localAddress)
+  const before = handle.fd;
+  if (before !== -1) {
+    // already has a socket: a user fd, or bound earlier (localAddress); anything but a number is a Node
+    // whose handles say "no socket yet" another way
+    if (typeof before !== 'number') state.uninstall?.(`handle.fd is ${before === null ? 'null' : typeof before} before the handle has a socket`);
+    return;
+  }
   const m = METHODS[op];
   if (!m) return;
   const { stats, config } = state;
@@ -111,9 +114,12 @@ function adopt(state: HookState, addon: NativeAddon, handle: TcpHandle, op: stri
     return;
   }
   const address = m.addressArg >= 0 ? String(args[m.addressArg]) : '0.0.0.0';
-  const port = m.portArg >= 0 ? Number(args[m.portArg]) : 0;
+  const port = m.portArg >= 0 ? Number(args[m.portArg]) || 0 : 0;
+  const atBind = op === 'bind' || op === 'bind6';
   if (!wantsSmc(config.include, config.exclude, address, port)) {
     stats.excluded++;
+    // a client that binds first (localAddress, localPort) is decided again by its destination at connect
+    if (atBind) markTcpAtBind(handle);
     if (isDebug()) log.debug(`${op} ${address}:${port} excluded by policy: plain TCP`);
     return;
   }
@@ -135,11 +141,76 @@ function adopt(state: HookState, addon: NativeAddon, handle: TcpHandle, op: stri
     log.debug(`${op} ${address}:${port}: SMC socket failed, libuv makes a TCP socket: ${isSystemError(e) ? e.code : firstLine(String(e))}`);
     return;
   }
+  if (handle.fd !== fd) {
+    // the handle took the socket but does not report it: nothing that reads handle.fd (retry, policy at
+    // connect, isSmcSocket, getSmcInfo) can be trusted on this Node; the socket stays the handle's
+    stats.errors++;
+    state.uninstall?.(`handle.fd is ${String(handle.fd)} after open(${fd})`);
+    return;
+  }
   stats.smc++;
   stats.byOp[op] = (stats.byOp[op] ?? 0) + 1;
-  (handle as Marked)[SMC_SOCKET] = true;
+  markSmc(handle, atBind ? 'bind' : 'open');
   // runs for every connection: build the message only when someone reads it
   if (isDebug()) log.debug(`${op} ${address}:${port} on ${spec.kind} fd ${fd}`);
+}
+
+/**
+ * A client socket is decided by its destination, also when the program bound it first (localAddress,
+ * localPort, happy eyeballs with localPort): then the socket was made at bind, from the local address.
+ * Here, before libuv connects, a bound socket the destination's policy decides otherwise is swapped under
+ * the same fd (SMC to plain TCP, or plain TCP to SMC), bound again where it was, its options kept.
+ * Answers a libuv status: non-zero when the swapped socket could not be bound again (the program sees it
+ * as the connect's error).
+ */
+function redecideAtConnect(state: HookState, addon: NativeAddon, handle: TcpHandle, op: 'connect' | 'connect6', args: unknown[], bind: HandleMethod | undefined): number {
+  const { config, stats } = state;
+  if (config.include.length === 0 && config.exclude.length === 0) return 0;
+  const bound = smcMark(handle) === 'bind';
+  if (!bound && !wasTcpAtBind(handle)) return 0;
+  if (!bind) return 0;
+  const address = String(args[1]);
+  const port = Number(args[2]);
+  const want = wantsSmc(config.include, config.exclude, address, port);
+  const fd = handle.fd;
+  const bindOp = op === 'connect6' ? 'bind6' : 'bind';
+  if (bound && !want) {
+    let err: number;
+    try {
+      err = swapBoundSocket(addon, handle, op === 'connect6' ? AF_INET6 : AF_INET, 0, bind);
+    } catch (e) {
+      stats.errors++;
+      log.debug(`${op} ${address}:${port} excluded by policy, but the socket made at bind could not become plain TCP: ${isSystemError(e) ? e.code : firstLine(String(e))}`);
+      return 0;
+    }
+    unmarkSmc(handle);
+    stats.smc--;
+    stats.byOp[bindOp] = (stats.byOp[bindOp] ?? 1) - 1;
+    stats.excluded++;
+    if (isDebug()) log.debug(`${op} ${address}:${port} excluded by policy at connect: plain TCP on fd ${fd}, bound as before${err ? ` (bind failed: ${err})` : ''}`);
+    return err;
+  }
+  if (!bound && want) {
+    const spec = state.specs[op === 'connect6' ? 6 : 4];
+    if (!spec) return 0;
+    let err: number;
+    try {
+      err = swapBoundSocket(addon, handle, spec.domain, spec.protocol, bind, (newFd) => {
+        if (config.sndbuf !== undefined || config.rcvbuf !== undefined) applyBufferSizes(addon, newFd, config);
+      });
+    } catch (e) {
+      stats.errors++;
+      log.debug(`${op} ${address}:${port} wanted by policy, but the TCP socket made at bind could not become SMC: ${isSystemError(e) ? e.code : firstLine(String(e))}`);
+      return 0;
+    }
+    markSmc(handle, 'open');
+    stats.excluded--;
+    stats.smc++;
+    stats.byOp[op] = (stats.byOp[op] ?? 0) + 1;
+    if (isDebug()) log.debug(`${op} ${address}:${port} wanted by policy at connect: ${spec.kind} fd ${fd}, bound as before${err ? ` (bind failed: ${err})` : ''}`);
+    return err;
+  }
+  return 0;
 }
 
 /**
@@ -167,11 +238,21 @@ export function installHook(addon: NativeAddon, config: ShimConfig, specs: HookS
           } catch {
             // the shim never throws into the program: this socket simply stays TCP
           }
-          if ((op === 'connect' || op === 'connect6') && current.config.tcpRetry && wasCreatedAsSmc(this)) {
+          if (op === 'connect' || op === 'connect6') {
+            const bind = originals[op === 'connect' ? 'bind' : 'bind6'];
+            let err = 0;
             try {
-              armTcpRetry(current, addon, this, op, args, originals[op] as HandleMethod, originals[op === 'connect' ? 'bind' : 'bind6']);
+              err = redecideAtConnect(current, addon, this, op, args, bind);
             } catch {
-              // no retry for this connect; it proceeds as without the shim
+              // the socket stays as it was made at bind
+            }
+            if (err !== 0) return err;
+            if (current.config.tcpRetry && wasCreatedAsSmc(this)) {
+              try {
+                armTcpRetry(current, addon, this, op, args, originals[op] as HandleMethod, bind);
+              } catch {
+                // no retry for this connect; it proceeds as without the shim
+              }
             }
           }
         }
@@ -180,6 +261,13 @@ export function installHook(addon: NativeAddon, config: ShimConfig, specs: HookS
     }
     proto[ORIGINALS] = originals;
   }
+  state.uninstall = (why: string): void => {
+    const originals = proto[ORIGINALS] as Record<string, HandleMethod> | undefined;
+    if (originals) for (const [op, fn] of Object.entries(originals)) proto[op] = fn;
+    delete proto[ORIGINALS];
+    if (g[STATE] === state) delete g[STATE];
+    noticeOnce(handleClassNotice(why), state.config.session);
+  };
   g[STATE] = state;
   return state;
 }

@@ -35,6 +35,26 @@ export function bindingPrototype(): Proto | undefined {
   }
 }
 
+/** Whether `proto[name] = fn` replaces the method (strict mode throws on a read-only or getter-only property). */
+export function assignable(proto: Proto, name: string): boolean {
+  for (let o: object | null = proto; o; o = Object.getPrototypeOf(o) as object | null) {
+    const d = Object.getOwnPropertyDescriptor(o, name);
+    if (!d) continue;
+    if ('value' in d) return d.writable === true && (o === proto || Object.isExtensible(proto));
+    return typeof d.set === 'function';
+  }
+  return Object.isExtensible(proto);
+}
+
+/**
+ * Whether this prototype has the methods the lazy wrappers replace, as functions that can be replaced.
+ * A future Node whose TCP handle class differs fails this, and the preload then starts eagerly: the
+ * runtime's full check says why in one notice.
+ */
+export function canArm(proto: Proto): boolean {
+  return HOOKED_METHODS.every((name) => typeof proto[name] === 'function' && assignable(proto, name));
+}
+
 /** Whether the lazy wrappers are still waiting for their first call. */
 export function isArmed(proto: Proto): boolean {
   return proto[LAZY] !== undefined;
@@ -50,7 +70,7 @@ export function disarm(proto: Proto): void {
 
 /** Arms the wrappers; `start` runs once, at the first call of any of them. False when already armed. */
 export function arm(proto: Proto, start: () => void): boolean {
-  if (proto[LAZY] !== undefined) return false;
+  if (proto[LAZY] !== undefined || !canArm(proto)) return false;
   const originals: Record<string, Method> = {};
   let started = false;
   for (const name of HOOKED_METHODS) {

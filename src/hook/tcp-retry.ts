@@ -24,15 +24,14 @@
 //   forwarded to whatever the original request's oncomplete is at that time (happy eyeballs clears it
 //   when its attempt timer fires), with the original request as argument (error details, address).
 import * as os from 'node:os';
-import {
-  AF_INET, AF_INET6, IPPROTO_TCP, SOL_SOCKET, SO_KEEPALIVE, TCP_INFO, TCP_KEEPCNT, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_NODELAY,
-  TCP_STATE_CLOSE,
-} from '../constants';
+import { AF_INET, AF_INET6, IPPROTO_TCP, TCP_INFO, TCP_STATE_CLOSE } from '../constants';
 import { isDebug, log } from '../log';
 import type { NativeAddon } from '../native';
 import { isSystemError } from '../native';
 import type { HookState } from './install';
+import { unmarkSmc } from './mark';
 import { noticeOnce } from './notice';
+import { applyOptions, copyOptions } from './swap';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type HandleMethod = (this: any, ...args: unknown[]) => unknown;
@@ -110,25 +109,6 @@ export function isSmcHandshakeFailure(status: number, tcp: TcpSeen | undefined):
   return tcp.state !== TCP_STATE_CLOSE || tcp.segsIn > 0;
 }
 
-function copyOptions(addon: NativeAddon, fd: number): Array<[number, number, number]> {
-  const out: Array<[number, number, number]> = [];
-  const read = (level: number, name: number): void => {
-    try {
-      out.push([level, name, addon.getSockOptInt(fd, level, name)]);
-    } catch {
-      /* not readable on this socket: libuv's defaults stay */
-    }
-  };
-  read(IPPROTO_TCP, TCP_NODELAY);
-  read(SOL_SOCKET, SO_KEEPALIVE);
-  if (out.some(([l, n, v]) => l === SOL_SOCKET && n === SO_KEEPALIVE && v !== 0)) {
-    read(IPPROTO_TCP, TCP_KEEPIDLE);
-    read(IPPROTO_TCP, TCP_KEEPINTVL);
-    read(IPPROTO_TCP, TCP_KEEPCNT);
-  }
-  return out;
-}
-
 function errName(status: number): string {
   for (const [name, n] of Object.entries(E)) if (n === -status) return name;
   return String(status);
@@ -180,13 +160,9 @@ export function armTcpRetry(
     try {
       const opts = copyOptions(addon, fd);
       addon.replaceWithTcp(fd, op === 'connect6' ? AF_INET6 : AF_INET);
-      for (const [level, name, value] of opts) {
-        try {
-          addon.setSockOptInt(fd, level, name, value);
-        } catch {
-          /* best effort: same as a socket libuv made */
-        }
-      }
+      // isSmcSocket() answers for the socket as it is now
+      unmarkSmc(handle);
+      applyOptions(addon, fd, opts);
     } catch (e) {
       log.debug(`connect ${String(address)}:${String(port)}: SMC handshake failed (${why}), TCP retry impossible: ${isSystemError(e) ? e.code : String(e)}`);
       return pass();
@@ -210,13 +186,17 @@ export function armTcpRetry(
       err = bind ? Number(bind.call(handle, localAddress, req.localPort ?? 0, ...(op === 'connect6' ? [0] : []))) : 0;
     }
     if (err === 0) err = Number(original.call(handle, retry, address, port));
+    if (err !== 0) {
+      // The retry could not even start; the program sees the original error, once. The usual case is a
+      // fixed localPort: the failed connection's 4-tuple is still taken (the closed SMC socket's TCP is
+      // in FIN_WAIT), so bind succeeds (SO_REUSEADDR) and connect() answers EADDRNOTAVAIL, which would
+      // blame the program's port for a failure that was SMC's.
+      if (isDebug()) log.debug(`connect ${String(address)}:${String(port)}: SMC handshake failed (${why}); the TCP retry on fd ${fd} could not start (${errName(err)}): the program sees ${errName(status)}`);
+      return programCb.call(req, status, h, req, false, false);
+    }
     state.stats.tcpRetries++;
     if (isDebug()) log.debug(`connect ${String(address)}:${String(port)}: SMC handshake failed (${why}); retrying over plain TCP on fd ${fd}`);
     noticeOnce(NOTICE, config.session, 'tcp-retry');
-    if (err !== 0) {
-      // the retry could not even start: the program sees that error, once, as it would have on TCP
-      return programCb.call(req, err, h, req, false, false);
-    }
     return undefined;
   };
   req.oncomplete = wrapper;

@@ -19,6 +19,7 @@ interface Seen {
   fd?: number | null;
   noDelay?: boolean | string | null;
   localAddress?: string;
+  isSmc?: boolean;
 }
 
 async function scenario(name: string, env: NodeJS.ProcessEnv = FAULT, launcher: string[] = []): Promise<ScenarioResult & { seen: Seen; stderr: string }> {
@@ -55,6 +56,25 @@ describe.skipIf(EXPECT_MODE !== undefined)('TCP retry of a failed SMC handshake 
     expect(retries(r)).toBe(1);
     expect(r.seen.errors).toEqual([]);
     expect(r.seen.localAddress).toBe('127.0.0.2');
+  });
+
+  it('after the retry, isSmcSocket() answers for the plain TCP socket now under the handle', async () => {
+    const r = await scenario('live');
+    expect(retries(r)).toBe(1);
+    expect(r.seen.isSmc).toBe(false);
+    // control: the same connection without a fault is still an SMC socket of the hook
+    const plain = await scenario('live', { SMC_RUN_SOCKET_FAMILY: 'inet' });
+    expect(retries(plain)).toBe(0);
+    expect(plain.seen.isSmc).toBe(true);
+  });
+
+  it('with a fixed localPort the retry cannot start: the program sees the original error, not EADDRNOTAVAIL', async () => {
+    const r = await scenario('localPort', { ...FAULT, SMC_RUN_DEBUG: '1' });
+    expect(r.seen.errors).toEqual(['ETIMEDOUT']);
+    expect(r.seen.connects).toBe(0);
+    expect(retries(r)).toBe(0);
+    expect(r.stderr).toMatch(/TCP retry on fd \d+ could not start \(EADDRNOTAVAIL\)/);
+    expect(r.stderr).not.toMatch(/retried over plain TCP/); // no notice for a retry that never ran
   });
 
   it('a connect the program destroyed or aborted is not retried', async () => {

@@ -35,6 +35,7 @@ function exchange(opts, data, setup) {
       seen.connects++;
       seen.fd = c._handle ? c._handle.fd : null;
       seen.localAddress = c.localAddress;
+      seen.isSmc = api.isSmcSocket(c);
       try { seen.noDelay = api.getTcpNoDelay(c); } catch (e) { seen.noDelay = String(e.code); }
       c.end(data);
     });
@@ -67,6 +68,14 @@ const cases = {
     const { seen } = await exchange({ port, host: '127.0.0.1', localAddress: '127.0.0.2' }, 'hello');
     server.close();
     return { seen };
+  },
+  async localPort() {
+    // a fixed local port: the failed connection still holds the 4-tuple, so a retry cannot start
+    const { server, port, accepted } = await echoServer();
+    const localPort = await closedPort();
+    const { seen } = await exchange({ port, host: '127.0.0.1', localAddress: '127.0.0.1', localPort }, 'hello');
+    server.close();
+    return { seen, accepted: accepted() };
   },
   async destroyed() {
     const { server, port, accepted } = await echoServer();
