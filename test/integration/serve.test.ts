@@ -276,6 +276,7 @@ describe('stats serve logs pino JSON lines on stderr', () => {
   it('start, each request, scrape errors and stop, with the fields operators filter on', async () => {
     const ex = await startExporter([]);
     expect((await get(ex.port)).status).toBe(200);
+    expect((await get(ex.port)).status).toBe(200);
     expect((await get(ex.port, '/nope')).status).toBe(404);
     ex.child.kill('SIGTERM');
     expect(await exited(ex.child)).toBe(0);
@@ -289,7 +290,7 @@ describe('stats serve logs pino JSON lines on stderr', () => {
     const start = records.find((r) => r.event === 'start')!;
     expect(start).toMatchObject({ level: 30, listen: `127.0.0.1:${ex.port}`, targets: [{ netns: 'self', inode: fs.statSync('/proc/self/ns/net').ino }] });
     const requests = records.filter((r) => r.event === 'request');
-    expect(requests.map((r) => [r.method, r.url, r.status])).toEqual([['GET', '/metrics', 200], ['GET', '/nope', 404]]);
+    expect(requests.map((r) => [r.method, r.url, r.status])).toEqual([['GET', '/metrics', 200], ['GET', '/metrics', 200], ['GET', '/nope', 404]]);
     for (const r of requests) {
       expect(typeof r.durationMs).toBe('number');
       expect(String(r.remote)).toMatch(/^127\.0\.0\.1:\d+$/);
@@ -298,7 +299,8 @@ describe('stats serve logs pino JSON lines on stderr', () => {
     if (HOST_HAS_SMC) expect(errors).toEqual([]);
     else expect(errors).toMatchObject([{ level: 40, netns: 'self', code: 'ENOSMC', err: { message: expect.stringContaining('no SMC') } }]);
     const stop = records.find((r) => r.event === 'stop')!;
-    expect(stop).toMatchObject({ level: 30, signal: 'SIGTERM', collections: 1 });
+    // the SMC family is resolved once per namespace; without SMC, each collection asks again (off the loop)
+    expect(stop).toMatchObject({ level: 30, signal: 'SIGTERM', collections: 2, familyResolutions: { self: HOST_HAS_SMC ? 1 : 2 } });
     expect(records.indexOf(stop)).toBe(records.length - 1);
   });
 
