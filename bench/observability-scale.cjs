@@ -10,6 +10,12 @@
 // connections fall back to TCP, so the 10,000 point is 5,000 SMC-D and 5,000 fallen-back SMC sockets (all
 // listed by sock_diag alike).
 // Writes bench/results/observability-scale.json and prints a table.
+// --scrapers N [--load-seconds S] [--before-bin BIN]: at the largest size, N scrapers at once against a fresh
+// `stats serve` for S seconds (default 30), each on its own kept-alive connection, one scrape after another:
+// scrape p50/p99, exporter peak RSS, the exporter's event-loop delay (its stop record) and the p99 of a
+// probe of `/` every 100 ms (answered without a collection: what the event loop lets through). With
+// --before-bin, the same load against another build's exporter first (an older checkout, for comparison).
+// --rounds 0 skips the event-loop part.
 const { spawn, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const http = require('node:http');
@@ -26,6 +32,9 @@ const MODES = ['none', 'promise', 'promise-unpaced', 'sync'];
 const ROUNDS = Number(arg('--rounds', '3'));
 const OUT = arg('--out', path.join(__dirname, 'results', 'observability-scale.json'));
 const BURST = Number(arg('--burst', '300'));
+const SCRAPERS = Number(arg('--scrapers', '0'));
+const LOAD_MS = Number(arg('--load-seconds', '30')) * 1000;
+const BEFORE_BIN = arg('--before-bin', undefined);
 const NS = `smcrun-obs-${process.pid}`;
 const pct = (a, p) => { const s = [...a].sort((x, y) => x - y); return s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))]; };
 const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.length >> 1]; };
@@ -118,6 +127,64 @@ function scrapeOnce(port) {
   });
 }
 
+/** N scrapers at once for LOAD_MS against a fresh exporter of bin; its numbers. */
+async function scrapeLoad(bin, name) {
+  const port = 19500 + (process.pid % 400);
+  const exporter = spawn(process.execPath, [bin, 'stats', 'serve', '--listen', `127.0.0.1:${port}`, '--netns', NS], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  exporter.stderr.on('data', (d) => (stderr += d));
+  const get = (agent, p) => new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port, path: p, agent }, (res) => {
+      let n = 0;
+      res.on('data', (d) => (n += d.length));
+      res.on('end', () => (res.statusCode === 200 ? resolve(n) : reject(new Error(`HTTP ${res.statusCode}`))));
+    }).on('error', reject);
+  });
+  for (let i = 0; i < 300; i++) {
+    try { await get(false, '/'); break; } catch { await new Promise((r) => setTimeout(r, 100)); }
+  }
+  await scrapeOnce(port); // the first collection (module loads, sockets opened) outside the window
+  const lat = [];
+  const probe = [];
+  let errors = 0;
+  let peakRss = 0;
+  const rss = setInterval(() => {
+    try { peakRss = Math.max(peakRss, Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${exporter.pid}/status`, 'utf8'))[1]) * 1024); } catch {}
+  }, 100);
+  const until = Date.now() + LOAD_MS;
+  const probing = (async () => {
+    while (Date.now() < until) {
+      const t0 = performance.now();
+      try { await get(false, '/'); probe.push(performance.now() - t0); } catch { errors++; }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  await Promise.all(Array.from({ length: SCRAPERS }, async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    while (Date.now() < until) {
+      const t0 = performance.now();
+      try { await get(agent, '/metrics'); lat.push(performance.now() - t0); } catch { errors++; }
+    }
+    agent.destroy();
+  }));
+  await probing;
+  clearInterval(rss);
+  const hwm = Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${exporter.pid}/status`, 'utf8'))?.[1]) * 1024;
+  exporter.kill('SIGTERM');
+  await new Promise((r) => exporter.once('exit', r));
+  const stop = stderr.split('\n').filter((l) => l.includes('"event":"stop"')).map((l) => JSON.parse(l))[0];
+  const row = {
+    exporter: name, scrapers: SCRAPERS, seconds: LOAD_MS / 1000, scrapes: lat.length, errors,
+    scrapeP50Ms: pct(lat, 50), scrapeP99Ms: pct(lat, 99), scrapeMaxMs: Math.max(...lat),
+    probeP99Ms: pct(probe, 99), probeMaxMs: Math.max(...probe), peakRssBytes: Math.max(peakRss, hwm),
+    collections: stop?.collections, familyResolutions: stop?.familyResolutions, eventLoopDelayMs: stop?.eventLoopDelayMs,
+  };
+  console.log(`  ${name}: ${SCRAPERS} scrapers x ${row.seconds} s: ${row.scrapes} scrapes (${errors} errors), p50 ${row.scrapeP50Ms.toFixed(0)} ms, p99 ${row.scrapeP99Ms.toFixed(0)} ms; ` +
+    `probe of / p99 ${row.probeP99Ms.toFixed(1)} ms (max ${row.probeMaxMs.toFixed(0)}); peak RSS ${(row.peakRssBytes / 1048576).toFixed(0)} MiB` +
+    (stop ? `; collections ${stop.collections}, family resolutions ${JSON.stringify(stop.familyResolutions)}, event-loop delay p99 ${stop.eventLoopDelayMs.p99} ms (max ${stop.eventLoopDelayMs.max})` : ''));
+  return row;
+}
+
 function timeRun(cmd, args) {
   const t0 = process.hrtime.bigint();
   const out = execFileSync(cmd, args, { maxBuffer: 1 << 30 });
@@ -163,8 +230,18 @@ async function main() {
       console.log(`${String(size).padStart(6)} sockets: stats sockets ${row.statsSocketsMs.toFixed(0)} ms (listed ${listed}, ${listedSmcd} SMC-D), scrape ${row.scrapeMs.toFixed(0)} ms (smcd+fallback gauge ${smcdGauge}), exporter peak RSS ${(exporterRss / 1048576).toFixed(0)} MiB`);
     }
     exporter.kill('SIGTERM');
+    const load = [];
+    if (SCRAPERS > 0) {
+      console.log(`under load at ${SIZES[SIZES.length - 1] ?? 0} live sockets:`);
+      if (BEFORE_BIN) load.push(await scrapeLoad(BEFORE_BIN, 'before'));
+      load.push(await scrapeLoad(BIN, 'this build'));
+    }
     holderProc.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 2000));
+    if (ROUNDS === 0) {
+      fs.writeFileSync(OUT, `${JSON.stringify({ kernel: os.release(), node: process.version, cpus: os.cpus().length, date: new Date().toISOString().slice(0, 10), scale, load }, null, 2)}\n`);
+      return;
+    }
     // event-loop delay at 2,000 live sockets
     const h2 = inNs([__filename, '--role', 'holder']);
     const ready = nextLine(h2, (l) => l.startsWith('ok '));
@@ -188,7 +265,7 @@ async function main() {
     const byMode = (m) => delay.filter((d) => d.mode === m);
     const summary = Object.fromEntries(MODES.map((m) => [m, { p99: median(byMode(m).map((d) => d.p99)), p50: median(byMode(m).map((d) => d.p50)), lookupP50: median(byMode(m).map((d) => d.lookupP50)), lookupP99: median(byMode(m).map((d) => d.lookupP99)) }]));
     console.log(`p99 added by the lookup at 2,000 sockets: ${MODES.filter((m) => m !== 'none').map((m) => `${m} ${(summary[m].p99 - summary.none.p99).toFixed(2)} ms`).join(', ')}`);
-    const out = { kernel: os.release(), node: process.version, cpus: os.cpus().length, date: new Date().toISOString().slice(0, 10), burst: BURST, scale, delay, summary };
+    const out = { kernel: os.release(), node: process.version, cpus: os.cpus().length, date: new Date().toISOString().slice(0, 10), burst: BURST, scale, load, delay, summary };
     fs.writeFileSync(OUT, `${JSON.stringify(out, null, 2)}\n`);
   } finally {
     try { execFileSync('ip', ['netns', 'del', NS]); } catch {}

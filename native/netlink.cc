@@ -36,6 +36,18 @@ int OpenNetlinkSocket(int protocol, int* err) {
 
 namespace {
 
+// bench hook (bench/observability-scale.cjs): SMC_RUN_TEST_NETLINK_NICE=0 runs the exchange on the pool
+// thread itself. Read once, when the addon loads (InitNetlink, on the JS thread), and handed to each
+// worker: getenv on a pool thread would race the JS thread's environment writes (process.env.X = ... is
+// setenv). A function-local static, so worker_threads loading the addon again read nothing more.
+bool LowPriorityExchanges() {
+  static const bool low = [] {
+    const char* nice = std::getenv("SMC_RUN_TEST_NETLINK_NICE");
+    return !(nice != nullptr && std::strcmp(nice, "0") == 0);
+  }();
+  return low;
+}
+
 // One request to the kernel; 0 or errno.
 int SendToKernel(int fd, const uint8_t* data, size_t len) {
   struct sockaddr_nl kernel = {};
@@ -167,9 +179,9 @@ struct KeyFilter {
 // until the promise settles; one request per fd at a time.
 class RequestWorker : public Napi::AsyncWorker {
  public:
-  RequestWorker(Napi::Env env, int fd, std::vector<uint8_t> request, uint32_t seq, KeyFilter filter)
+  RequestWorker(Napi::Env env, int fd, std::vector<uint8_t> request, uint32_t seq, KeyFilter filter, bool low_priority)
       : Napi::AsyncWorker(env, "smc-run:netlink"), deferred_(Napi::Promise::Deferred::New(env)),
-        fd_(fd), request_(std::move(request)), seq_(seq), filter_(std::move(filter)) {}
+        fd_(fd), request_(std::move(request)), seq_(seq), filter_(std::move(filter)), low_priority_(low_priority) {}
   Napi::Promise Promise() { return deferred_.Promise(); }
 
   // The exchange runs in a thread of its own at the lowest priority (nice 19): a dump of thousands of
@@ -178,9 +190,7 @@ class RequestWorker : public Napi::AsyncWorker {
   // priority changes (unprivileged code could not lower it back). std::thread, not pthread_create: see
   // netns.cc (glibc baseline); it reports a failed start by throwing, which becomes an error here.
   void Execute() override {
-    // bench hook (bench/observability-scale.cjs): SMC_RUN_TEST_NETLINK_NICE=0 measures the pool thread itself
-    const char* nice = std::getenv("SMC_RUN_TEST_NETLINK_NICE");
-    if (nice != nullptr && std::strcmp(nice, "0") == 0) {
+    if (!low_priority_) {
       Exchange();
       return;
     }
@@ -232,6 +242,7 @@ class RequestWorker : public Napi::AsyncWorker {
   std::vector<uint8_t> request_;
   uint32_t seq_;
   KeyFilter filter_;
+  bool low_priority_;
   std::vector<std::vector<uint8_t>> datagrams_;
   int err_ = 0;
   const char* syscall_ = "";
@@ -262,7 +273,7 @@ Napi::Value NetlinkRequestAsync(const Napi::CallbackInfo& info) {
     std::sort(filter.keys.begin(), filter.keys.end());
   }
   auto* worker = new RequestWorker(env, info[0].As<Napi::Number>().Int32Value(), std::move(copy),
-                                   info[2].As<Napi::Number>().Uint32Value(), std::move(filter));
+                                   info[2].As<Napi::Number>().Uint32Value(), std::move(filter), LowPriorityExchanges());
   Napi::Promise p = worker->Promise();
   worker->Queue();  // the worker deletes itself after OnOK/OnError
   return p;
@@ -271,6 +282,7 @@ Napi::Value NetlinkRequestAsync(const Napi::CallbackInfo& info) {
 }  // namespace
 
 Napi::Object InitNetlink(Napi::Env env, Napi::Object exports) {
+  LowPriorityExchanges();
   exports.Set("netlinkOpen", Napi::Function::New(env, NetlinkOpen, "netlinkOpen"));
   exports.Set("netlinkSend", Napi::Function::New(env, NetlinkSend, "netlinkSend"));
   exports.Set("netlinkRecv", Napi::Function::New(env, NetlinkRecv, "netlinkRecv"));

@@ -22,6 +22,8 @@ esbuild.buildSync({
   legalComments: 'none',
   // string-width's module builds an Intl.Segmenter when loaded: see scripts/string-width-lite.mjs
   alias: { 'string-width': path.join(root, 'scripts', 'string-width-lite.mjs') },
+  // only `stats serve` logs through pino, and loads it when it starts: the other commands never read it
+  external: ['pino'],
   banner: {
     js: [
       "import { createRequire as smcRunCreateRequire } from 'node:module';",

@@ -8,18 +8,15 @@ import type * as net from 'node:net';
 import { addon } from './native';
 import type { NamespaceTarget } from './netns';
 import { NetlinkSocket } from './netlink/socket';
-import { dumpSmcMessagesAsync, findSmcMessagesAsync, openSockDiag, parseSmcDiagMessage } from './netlink/sockdiag';
-import { dumpTcpSocketsAsync } from './netlink/inet-diag';
+import { findSmcMessagesAsync, openSockDiag, parseSmcDiagMessage } from './netlink/sockdiag';
 import { DumpPacer } from './stats/dump-pacing';
-import { lacksAddresses, withTcpAddresses } from './stats/tcp-addresses';
+import { readDevices, readLinkGroups, readSmcSockets, readSystemStats } from './stats/async-readings';
 import { AF_SMC, IPPROTO_SMC, SOL_SOCKET, SO_DOMAIN, SO_PROTOCOL } from './constants';
 import { familyOf, fdOf, openSockDiagFor, tcpInfo, toSocketInfo, withOwnAddresses, type SmcSocketInfo } from './stats/sockets';
 import { withSmcGenlAsync } from './api/genl';
-import { loopbackIsmPresent, type SmcDevices, type SmcLinkGroups, type SmcSystemInfo } from './api/system';
+import type { SmcDevices, SmcLinkGroups, SmcSystemInfo } from './api/system';
 import { SMC_CMD, parseSysInfo } from './netlink/smc-genl';
-import {
-  parseDevices, parseSmcdLinkGroups, parseSmcrLinkGroups, parseSystemStats, readDibsDevices, type SmcSystemStats,
-} from './stats/system';
+import { readDibsDevices, type SmcSystemStats } from './stats/system';
 
 export type { SmcSocketInfo, SmcMode, SmcFallbackInfo } from './stats/sockets';
 export type { SmcSystemStats } from './stats/system';
@@ -148,9 +145,7 @@ export function getSmcInfo(socket: net.Socket): Promise<SmcSocketInfo> {
 export async function listSmcSockets(opts: NamespaceTarget = {}): Promise<SmcSocketInfo[]> {
   const nl = openSockDiagFor(opts);
   try {
-    const rows = (await dumpSmcMessagesAsync(nl)).map(parseSmcDiagMessage);
-    const tcp = rows.some(lacksAddresses) ? await dumpTcpSocketsAsync(nl) : [];
-    return withTcpAddresses(rows, tcp).map(({ row, family }) => toSocketInfo(row, family));
+    return await readSmcSockets(nl);
   } finally {
     nl.close();
   }
@@ -158,27 +153,17 @@ export async function listSmcSockets(opts: NamespaceTarget = {}): Promise<SmcSoc
 
 /** The SMC counters of the namespace, as getSmcSystemStats() gives them. */
 export function getSmcSystemStats(target: NamespaceTarget = {}): Promise<SmcSystemStats> {
-  return withSmcGenlAsync(target, async (g) =>
-    parseSystemStats(await g.dumpAsync(SMC_CMD.GET_STATS, 'SMC statistics'), await g.dumpAsync(SMC_CMD.GET_FBACK_STATS, 'SMC fallback statistics')));
+  return withSmcGenlAsync(target, readSystemStats);
 }
 
 /** SMC-D and SMC-R devices and loopback-ism, as getSmcDevices() gives them. */
 export function getSmcDevices(target: NamespaceTarget = {}): Promise<SmcDevices> {
-  return withSmcGenlAsync(target, async (g) => {
-    const smcd = parseDevices(await g.dumpAsync(SMC_CMD.GET_DEV_SMCD, 'SMC-D devices'), 'smcd');
-    const smcr = parseDevices(await g.dumpAsync(SMC_CMD.GET_DEV_SMCR, 'SMC-R devices'), 'smcr');
-    const { ismV2 } = parseSysInfo((await g.dumpAsync(SMC_CMD.GET_SYS_INFO, 'SMC system info'))[0]);
-    const dibs = readDibsDevices();
-    return { smcd, smcr, ismV2, loopbackIsm: loopbackIsmPresent(ismV2, smcd.length, dibs), dibs };
-  });
+  return withSmcGenlAsync(target, readDevices);
 }
 
 /** SMC-D and SMC-R link groups (with SMC-R links), as getSmcLinkGroups() gives them. */
 export function getSmcLinkGroups(target: NamespaceTarget = {}): Promise<SmcLinkGroups> {
-  return withSmcGenlAsync(target, async (g) => ({
-    smcd: parseSmcdLinkGroups(await g.dumpAsync(SMC_CMD.GET_LGR_SMCD, 'SMC-D link groups')),
-    smcr: parseSmcrLinkGroups(await g.dumpAsync(SMC_CMD.GET_LINK_SMCR, 'SMC-R link groups and links')),
-  }));
+  return withSmcGenlAsync(target, readLinkGroups);
 }
 
 /** System info, as getSmcSystemInfo() gives it. */

@@ -16,8 +16,8 @@ export interface NamespaceReading {
   sockets?: SmcSocketInfo[] | undefined;
   devices?: SmcDevices | undefined;
   linkGroups?: SmcLinkGroups | undefined;
-  /** why the namespace could not be read (SMC absent, no privilege, namespace gone) */
-  error?: { code: string; message: string } | undefined;
+  /** why the namespace could not be read (SMC absent, no privilege, namespace gone); reason: see reasonOf */
+  error?: { code: string; message: string; reason?: string | undefined } | undefined;
   seconds: number;
 }
 
@@ -28,6 +28,7 @@ function declareAll(f: FamilySet): void {
   const ns = ['netns'];
   const tech = ['netns', 'mode'];
   f.declare('smc_up', 'gauge', '1 when the SMC generic netlink family of the namespace answered, 0 when it did not (no SMC in the kernel, no privilege, namespace gone).', ns);
+  f.declare('smc_down_reason', 'gauge', 'Why smc_up is 0: 1 for the namespace\'s reason (no_smc, not_permitted, target_exited: the --target process is gone, netns_gone: the --netns path was removed or re-created, error), code = the error\'s code. Absent while smc_up is 1.', [...ns, 'reason', 'code']);
   f.declare('smc_scrape_duration_seconds', 'gauge', 'Time taken to read the namespace for this scrape.', ns);
   f.declare('smc_handshakes_total', 'counter', 'Connections that completed the SMC handshake, by SMC mode, side and SMC version.', [...tech, 'side', 'version']);
   f.declare('smc_handshake_errors_total', 'counter', 'SMC handshakes that ended in an error (the connect or accept failed, no fallback), by side.', [...ns, 'side']);
@@ -71,6 +72,21 @@ function addTech(f: FamilySet, netns: string, mode: string, t: TechStats): void 
   for (const [call, v] of Object.entries(t.calls)) f.add('smc_option_calls_total', { ...l, call }, v);
 }
 
+/** A few stable words for alerts and dashboards; the code label keeps the detail. */
+export function reasonOf(error: NamespaceReading['error']): string {
+  if (error?.reason) return error.reason;
+  switch (error?.code) {
+    case 'ENOSMC': case 'ENOENT': case 'EPROTONOSUPPORT': case 'EAFNOSUPPORT':
+      return 'no_smc';
+    case 'EPERM': case 'EACCES':
+      return 'not_permitted';
+    case 'ESRCH':
+      return 'target_exited';
+    default:
+      return 'error';
+  }
+}
+
 /** The metric families of one scrape over the namespaces read. */
 export function buildFamilies(readings: readonly NamespaceReading[]): MetricFamily[] {
   const f = new FamilySet();
@@ -78,6 +94,10 @@ export function buildFamilies(readings: readonly NamespaceReading[]): MetricFami
   for (const r of readings) {
     const netns = r.netns;
     f.add('smc_up', { netns }, r.stats ? 1 : 0);
+    if (!r.stats) {
+      const code = r.error?.code ?? 'EUNKNOWN';
+      f.add('smc_down_reason', { netns, reason: reasonOf(r.error), code }, 1);
+    }
     f.add('smc_scrape_duration_seconds', { netns }, r.seconds);
     const s = r.stats;
     if (s) {

@@ -1,6 +1,6 @@
 // Generic netlink: resolve a family id by name (nlctrl), build and parse genl messages.
 import { NETLINK_GENERIC } from '../constants';
-import { Attrs, buildStringAttr, NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST, NetlinkParseError } from './message';
+import { Attrs, buildStringAttr, NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST, NetlinkParseError, type NlMessage } from './message';
 import { NetlinkError, NetlinkSocket } from './socket';
 
 const GENL_ID_CTRL = 0x10;
@@ -26,6 +26,21 @@ export function parseGenl(payload: Buffer): GenlMessage {
   return { cmd: payload.readUInt8(0), attrs: Attrs.parse(payload.subarray(GENL_HDRLEN)) };
 }
 
+const getFamilyRequest = (name: string): Buffer => buildGenl(CTRL_CMD_GETFAMILY, 1, buildStringAttr(CTRL_ATTR_FAMILY_NAME, name));
+
+function familyError(e: unknown, name: string): unknown {
+  if (e instanceof NetlinkError && e.code === 'ENOENT') return new NetlinkError(e.errno, 'ENOENT', `the kernel has no generic netlink family ${name}`);
+  return e;
+}
+
+function familyId(replies: readonly NlMessage[], name: string): number {
+  const first = replies[0];
+  if (!first) throw new NetlinkParseError(`resolve ${name}: no reply`);
+  const id = parseGenl(first.payload).attrs.u16(CTRL_ATTR_FAMILY_ID);
+  if (id === undefined) throw new NetlinkParseError(`resolve ${name}: no family id in reply`);
+  return id;
+}
+
 /** A generic netlink family on one socket (resolved once). */
 export class GenlFamily {
   private constructor(
@@ -38,18 +53,22 @@ export class GenlFamily {
   static resolve(socket: NetlinkSocket, name: string, version: number): GenlFamily {
     let replies;
     try {
-      replies = socket.request(GENL_ID_CTRL, NLM_F_REQUEST, buildGenl(CTRL_CMD_GETFAMILY, 1, buildStringAttr(CTRL_ATTR_FAMILY_NAME, name)), `resolve ${name}`);
+      replies = socket.request(GENL_ID_CTRL, NLM_F_REQUEST, getFamilyRequest(name), `resolve ${name}`);
     } catch (e) {
-      if (e instanceof NetlinkError && e.code === 'ENOENT') {
-        throw new NetlinkError(e.errno, 'ENOENT', `the kernel has no generic netlink family ${name}`);
-      }
-      throw e;
+      throw familyError(e, name);
     }
-    const first = replies[0];
-    if (!first) throw new NetlinkParseError(`resolve ${name}: no reply`);
-    const id = parseGenl(first.payload).attrs.u16(CTRL_ATTR_FAMILY_ID);
-    if (id === undefined) throw new NetlinkParseError(`resolve ${name}: no family id in reply`);
-    return new GenlFamily(socket, id, version);
+    return new GenlFamily(socket, familyId(replies, name), version);
+  }
+
+  /** resolve() with the request and its receive off the main thread (acked, so the reply has an end). */
+  static async resolveAsync(socket: NetlinkSocket, name: string, version: number): Promise<GenlFamily> {
+    let replies;
+    try {
+      replies = await socket.requestAsync(GENL_ID_CTRL, NLM_F_REQUEST | NLM_F_ACK, getFamilyRequest(name), `resolve ${name}`);
+    } catch (e) {
+      throw familyError(e, name);
+    }
+    return new GenlFamily(socket, familyId(replies, name), version);
   }
 
   dump(cmd: number, what: string, attrs?: Buffer): GenlMessage[] {

@@ -3,6 +3,7 @@
 // stats/system.ts). One socket per SmcGenl; callers close it.
 import { buildStringAttr, readString } from './message';
 import { GenlFamily, type GenlMessage } from './genl';
+import type { NetlinkSocket } from './socket';
 
 export const SMC_GENL_FAMILY_NAME = 'SMC_GEN_NETLINK';
 export const SMC_GENL_FAMILY_VERSION = 1;
@@ -64,6 +65,11 @@ export class SmcGenl {
 
   static open(netnsPath?: string): SmcGenl {
     return new SmcGenl(GenlFamily.open(SMC_GENL_FAMILY_NAME, SMC_GENL_FAMILY_VERSION, netnsPath));
+  }
+
+  /** The family on a generic netlink socket the caller keeps (and closes), resolved off the main thread. */
+  static async resolveAsync(socket: NetlinkSocket): Promise<SmcGenl> {
+    return new SmcGenl(await GenlFamily.resolveAsync(socket, SMC_GENL_FAMILY_NAME, SMC_GENL_FAMILY_VERSION));
   }
 
   close(): void {

@@ -196,8 +196,12 @@ function findByInode(nl: NetlinkSocket, inode: bigint): SmcDiagRow | undefined {
   try {
     return findSmcSocketByInode(nl, inode);
   } catch (e) {
-    // ENOENT: no SMC sock_diag in this kernel; anything else is worth surfacing
+    // ENOENT: no SMC sock_diag in this kernel (a complete reply); anything else is worth surfacing
     if ((e as { code?: string }).code === 'ENOENT') return undefined;
+    // the error may have come mid-dump: the socket still holds the rest of it, and the kernel refuses a
+    // new dump on it (EBUSY) until that is read, so the next call gets a fresh socket
+    if (diagSocket === nl) diagSocket = undefined;
+    nl.close();
     throw e;
   }
 }

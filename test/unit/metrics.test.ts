@@ -67,9 +67,13 @@ describe('metric families from recorded replies', () => {
     for (const d of buildFamilies([])) expect(text.split('\n').filter((l) => l === `# TYPE ${d.name} ${d.type}`)).toHaveLength(1);
   });
 
-  it('a namespace that could not be read is smc_up 0 and nothing else', () => {
+  it('a namespace that could not be read is smc_up 0 with its reason, and nothing else', () => {
     const t = renderPrometheusText(buildFamilies([{ netns: 'pid:42', error: { code: 'ENOSMC', message: 'no SMC' }, seconds: 0.001 }]));
-    expect(samples(t).filter((l) => !l.startsWith('smc_scrape_duration_seconds'))).toEqual(['smc_up{netns="pid:42"} 0']);
+    expect(samples(t).filter((l) => !l.startsWith('smc_scrape_duration_seconds'))).toEqual(['smc_up{netns="pid:42"} 0', 'smc_down_reason{netns="pid:42",reason="no_smc",code="ENOSMC"} 1']);
+    const gone = renderPrometheusText(buildFamilies([{ netns: 'pid:42', error: { code: 'ESRCH', message: 'PID 42 exited', reason: 'target_exited' }, seconds: 0 }]));
+    expect(samples(gone)).toContain('smc_down_reason{netns="pid:42",reason="target_exited",code="ESRCH"} 1');
+    const denied = renderPrometheusText(buildFamilies([{ netns: 'x', error: { code: 'EPERM', message: 'no' }, seconds: 0 }]));
+    expect(samples(denied)).toContain('smc_down_reason{netns="x",reason="not_permitted",code="EPERM"} 1');
   });
 
   it('escapes label values', () => {
