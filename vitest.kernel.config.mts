@@ -9,7 +9,7 @@ import { defineConfig } from 'vitest/config';
 const SUITES: Record<string, string[]> = {
   // the integration files that also run on the host (they assert SMC when SMC_RUN_EXPECT is set) plus the
   // kernel-only tests
-  smcd: ['test/integration/paths.test.ts', 'test/integration/sockopt.test.ts', 'test/integration/promises.test.ts', 'test/kernel/smcd/**/*.test.ts', 'test/kernel/common/**/*.test.ts',
+  smcd: ['test/integration/paths.test.ts', 'test/integration/sockopt.test.ts', 'test/integration/promises.test.ts', 'test/integration/example.test.ts', 'test/kernel/smcd/**/*.test.ts', 'test/kernel/common/**/*.test.ts',
     // connection bursts (#23): 6.12 only (they pin down this kernel's handshake-queue behaviour)
     'test/kernel/smcd-burst/**/*.test.ts',
     // crun and podman (#21): 6.12 only (its guest kernel has the cgroup2 the runtimes need)

@@ -81,13 +81,15 @@ describe('failure modes', () => {
 
   it('under the permission model: the notice names what blocks the addon, and --allow-addons works', async () => {
     const flag = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
-    const denied = await run(node, [flag, '--allow-fs-read=*', '--no-warnings', '-e', CONNECT], withShim());
+    // Node 25+ also denies the network under --permission (--allow-net): the program needs it either way
+    const allowNet = process.allowedNodeEnvironmentFlags.has('--allow-net') ? ['--allow-net'] : [];
+    const denied = await run(node, [flag, '--allow-fs-read=*', ...allowNet, '--no-warnings', '-e', CONNECT], withShim());
     expect(denied.code, denied.stderr).toBe(0);
     expect(JSON.parse(denied.stdout)).toBeNull();
     expect(lines(denied.stderr)).toHaveLength(1);
     expect(denied.stderr).toMatch(/native addons are disabled by the permission model \(node --permission\): running on plain TCP; fix: add --allow-addons/);
     expect(denied.stderr).not.toMatch(/rebuild|build:native/);
-    const allowed = await run(node, [flag, '--allow-fs-read=*', '--allow-addons', '--no-warnings', '-e', CONNECT], withShim());
+    const allowed = await run(node, [flag, '--allow-fs-read=*', ...allowNet, '--allow-addons', '--no-warnings', '-e', CONNECT], withShim());
     expect(allowed.code, allowed.stderr).toBe(0);
     expect(JSON.parse(allowed.stdout)).toMatchObject({ smc: 2 });
   });

@@ -38,7 +38,7 @@ apt_need() {
 # The lanes, in the order `--target all` runs them, as name:reports (how many vitest runs their guests
 # make). The lanes on Debian's stock kernels come first, so that the background kernel builds .ci/run
 # starts (test/vm/kernels.sh) have the longest time to finish before a lane boots their kernels.
-LANES=(smcr-6.12:2 smcr-6.1:1 smcd-6.12:3 smcd-newest:1 s390x:1)
+LANES=(smcr-6.12:2 smcr-6.1:1 smcd-6.12:4 smcd-newest:1 s390x:1)
 declare -A ALIAS=([smcd]=smcd-6.12 [smcr]=smcr-6.12)
 # build-kernel.sh's arguments for the lanes that boot a kernel built here (the others boot Debian's)
 declare -A LANE_KERNEL=([smcd-6.12]="--arch x86_64" [smcd-newest]="--series newest --suite trixie-backports --fragment config-7.x.fragment" [s390x]="--arch s390x")

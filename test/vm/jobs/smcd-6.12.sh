@@ -1,7 +1,7 @@
 # Guest job of lane smcd-6.12: the full SMC-D suite, then the packed npm tarball (not the repo) installed
 # into an empty project and run on SMC-D (tarball-smcd.sh; the lane script prepared it on the host), then
 # the kernel-dependent part of the README's host suite as a user with an SMC kernel runs it (no
-# SMC_RUN_EXPECT).
+# SMC_RUN_EXPECT), and last the hook's SMC-D suites under Node 26 (the newest line the hook supports).
 . test/vm/jobs/vitest-lib.sh
 rc=0
 # shellcheck disable=SC2086
@@ -19,5 +19,15 @@ if [ -z "${SMC_RUN_VITEST_ARGS:-}" ]; then
   [ -n "$depends" ] || { echo "smcd-6.12 job: no host-suite file imports helpers/host-smc" >&2; exit 1; }
   # shellcheck disable=SC2086
   run_vitest_config vitest.config.mts host $depends --testTimeout=300000 || rc=$((rc ? rc : $?))
+fi
+# Under Node 26 (the lane put its directory in the run dir): the files where the hook meets Node's internals
+# over real SMC-D: every TCP path Node has (net, http(s), tls, http2, fetch, cluster, workers, happy
+# eyeballs, listen(handle)), bulk data and fallbacks seen from both ends, socket behaviour, the example.
+if [ -z "${SMC_RUN_VITEST_ARGS:-}" ]; then
+  node26=$(cat "$SMC_RUN_VM_RUN/node26-bin" 2>/dev/null) || { echo "smcd-6.12 job: no node26-bin in the run dir" >&2; exit 1; }
+  v=$("$node26/node" --version) && [[ $v == v26.* ]] || { echo "smcd-6.12 job: $node26/node is not Node 26 (${v:-does not run})" >&2; exit 1; }
+  echo "smcd-6.12 job: the SMC-D hook suites under Node $v"
+  PATH="$node26:$PATH" SMC_RUN_EXPECT=smcd run_vitest node26 test/integration/paths.test.ts test/integration/example.test.ts \
+    test/kernel/smcd/connections.test.ts test/kernel/smcd/behaviour.test.ts || rc=$((rc ? rc : $?))
 fi
 exit $rc

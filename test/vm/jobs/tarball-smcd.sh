@@ -45,7 +45,7 @@ check() {
   out=$(cd "$app" && HOME=$app ./node_modules/.bin/smc-run node echo-smc.js 2>&1) || { msg="echo-smc.js failed: $out"; return 1; }
   echo "$out"
   printf '%s\n' "$out" | grep -qx 'server: SMC-D' && printf '%s\n' "$out" | grep -qx 'client: SMC-D' &&
-    printf '%s\n' "$out" | grep -qx 'echo: hello over SMC' || { msg="expected SMC-D on both ends: $out"; return 1; }
+    printf '%s\n' "$out" | grep -qx 'echo over SMC-D: hello' || { msg="expected SMC-D on both ends: $out"; return 1; }
   status=passed
 }
 check || true
