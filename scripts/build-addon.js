@@ -10,7 +10,8 @@ const path = require('node:path');
 
 const root = path.join(__dirname, '..');
 const out = path.join(root, 'build', 'Release', 'smc_run.node');
-const inputs = ['binding.gyp', ...fs.readdirSync(path.join(root, 'native')).map((f) => path.join('native', f))];
+// the addon's sources (native/smc-preload.c is the LD_PRELOAD library: scripts/build-preload.sh)
+const inputs = ['binding.gyp', ...fs.readdirSync(path.join(root, 'native')).filter((f) => /\.(cc|h)$/.test(f)).map((f) => path.join('native', f))];
 const newest = Math.max(...inputs.map((f) => fs.statSync(path.join(root, f)).mtimeMs));
 let built = 0;
 try {

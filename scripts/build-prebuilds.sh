@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Prebuilt N-API addons for the npm tarball: prebuilds/linux-<arch>/smc_run.glibc.node, stripped.
+# Prebuilt N-API addons for the npm tarball: prebuilds/linux-<arch>/smc_run.glibc.node, stripped, and
+# beside each the launcher's LD_PRELOAD library smc-preload.so (scripts/build-preload.sh, same compiler).
 #
 # usage:  npm run build:prebuilds                  # linux-x64, linux-arm64, linux-s390x
 #         bash scripts/build-prebuilds.sh s390x     # one or more of: x64 arm64 s390x
@@ -30,7 +31,7 @@ for arch in "${archs[@]}"; do
   arch_vars "$arch"
   out=prebuilds/linux-$ARCH_NODE_ARCH
   stamp=build/prebuild-$ARCH_NODE_ARCH.stamp
-  if [ -z "${SMC_RUN_PREBUILD_FORCE:-}" ] && [ -f "$out/smc_run.glibc.node" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$sources_hash" ]; then
+  if [ -z "${SMC_RUN_PREBUILD_FORCE:-}" ] && [ -f "$out/smc_run.glibc.node" ] && [ -f "$out/smc-preload.so" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$sources_hash" ]; then
     echo "prebuild $out: up to date"
     continue
   fi
@@ -54,6 +55,8 @@ for arch in "${archs[@]}"; do
   mkdir -p prebuilds
   cp -r "$work/prebuilds/linux-$ARCH_NODE_ARCH" "$out"
   rm -rf "$work"
+  sh scripts/build-preload.sh "$out/smc-preload.so" "$cc" && "$strip_bin" "$out/smc-preload.so" ||
+    arch_die "LD_PRELOAD library for linux-$ARCH_NODE_ARCH failed"
   echo "$sources_hash" >"$stamp"
   f=$(ls "$out"/*.node)
   echo "prebuild $f: $(stat -c %s "$f") bytes, $(( $(date +%s) - start )) s"

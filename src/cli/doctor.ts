@@ -1,6 +1,7 @@
-// smc-run doctor [--peer HOST:PORT] [--serve PORT] [--target PID | --netns PATH|NAME] [--json]
+// smc-run doctor [--cmd PATH] [--peer HOST:PORT] [--serve PORT] [--target PID | --netns PATH|NAME] [--json]
 import type { Argv } from 'yargs';
 import { type Check, runChecks } from '../doctor/checks';
+import { programCheck } from '../doctor/program';
 import { loopbackSelfTest, peerSelfTest, serveSelfTest } from '../doctor/selftest';
 import type { RegisterCommand } from './commands';
 import { CliError, EXIT_USAGE } from './errors';
@@ -21,11 +22,12 @@ export const registerDoctor: RegisterCommand = (y: Argv, setExit) => {
       .option('peer', { type: 'string', describe: 'also test a connection to HOST:PORT (where "smc-run doctor --serve PORT" runs)' })
       .option('serve', { type: 'number', describe: 'answer --peer self-tests from other hosts on PORT (until Ctrl-C)' })
       .option('count', { type: 'number', hidden: true, describe: 'with --serve: stop after N answers' })
+      .option('cmd', { type: 'string', describe: 'also say which mechanism would make PATH\'s connections SMC (Node shim, LD_PRELOAD, none)' })
       .option('selftest', { type: 'boolean', default: true, describe: 'run the loopback self-test (--no-selftest skips it)' })
       .example('smc-run doctor', 'check this host')
       .example('smc-run doctor --serve 7777', 'on host B, then on host A: smc-run doctor --peer B:7777'),
   async (a) => {
-    const args = a as unknown as { json: boolean; peer?: string; serve?: number; count?: number; selftest: boolean; target?: number; netns?: string };
+    const args = a as unknown as { json: boolean; cmd?: string; peer?: string; serve?: number; count?: number; selftest: boolean; target?: number; netns?: string };
     if (args.serve !== undefined) {
       if (!Number.isInteger(args.serve) || args.serve < 0 || args.serve > 65535) throw new CliError('EUSAGE', '--serve needs a port 0..65535', EXIT_USAGE);
       await serveSelfTest(args.serve, args.count, (port) => process.stderr.write(`smc-run doctor: serving self-tests on port ${port}\n`));
@@ -39,6 +41,7 @@ export const registerDoctor: RegisterCommand = (y: Argv, setExit) => {
       else checks.push({ id: 'selftest.loopback', status: 'info', message: 'loopback self-test runs in the caller\'s namespace only: run smc-run doctor inside the container for it' });
     }
     if (args.peer) checks.push(await peerSelfTest(args.peer));
+    if (args.cmd !== undefined) checks.push(programCheck(args.cmd));
     const healthy = !checks.some((c) => c.status === 'fail');
     if (args.json) printJson({ ok: healthy, checks });
     else {

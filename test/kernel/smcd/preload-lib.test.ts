@@ -1,0 +1,117 @@
+// The LD_PRELOAD library on SMC-D (loopback-ism): C, Python and Redis programs under the launcher, both
+// ends read through sock_diag (listSmcSockets, what `smc-run stats sockets` shows) while the connection
+// is open, data checked end to end. Debian packages from the host's root: python3, redis-server,
+// redis-tools (the lane script installs them on the host).
+import { spawn } from 'node:child_process';
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listSmcSockets, type SmcSocketInfo } from '../../../src/stats/sockets';
+import { buildFixture, connectProbe, echoOf, probeOf, startServer, tempDir } from '../../helpers/preload-lib';
+import { BIN, run, smcRun } from '../../helpers/run';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Both ends of the connections to PORT as sock_diag sees them, polled until fn says done or 20 s. */
+async function ends(port: number, done: (server: SmcSocketInfo[], client: SmcSocketInfo[]) => boolean): Promise<{ server: SmcSocketInfo[]; client: SmcSocketInfo[] }> {
+  let server: SmcSocketInfo[] = [];
+  let client: SmcSocketInfo[] = [];
+  for (let i = 0; i < 100; i++) {
+    const all = listSmcSockets().filter((s) => !s.listening);
+    server = all.filter((s) => s.local.port === port);
+    client = all.filter((s) => s.remote.port === port);
+    if (done(server, client)) break;
+    await sleep(200);
+  }
+  return { server, client };
+}
+const smcd = (s: SmcSocketInfo[], c: SmcSocketInfo[]): boolean => s.some((x) => x.mode === 'smcd') && c.some((x) => x.mode === 'smcd');
+
+describe('LD_PRELOAD library on SMC-D', () => {
+  let dir: string;
+  let probe: string;
+  const t0 = Date.now();
+  beforeAll(() => {
+    dir = tempDir();
+    probe = buildFixture(dir, 'sockprobe');
+  });
+  afterAll(() => {
+    fs.rmSync(dir, { recursive: true, force: true });
+    console.log(`preload-lib (smcd): ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  });
+
+  for (const mode of ['blocking', 'nonblock'] as const) {
+    it(`C server and C client (${mode} connect): both ends SMC-D, 1 MiB echoed intact`, async () => {
+      const srv = await startServer(probe, [], {});
+      const client = connectProbe(probe, [], {}, '127.0.0.1', srv.port, ['bytes=1048576', 'hold=3000', ...(mode === 'nonblock' ? ['nonblock'] : [])]);
+      const seen = await ends(srv.port, smcd);
+      const c = await client;
+      await srv.done;
+      console.log(`C ${mode}: server ${seen.server.map((s) => s.mode)}, client ${seen.client.map((s) => s.mode)}`);
+      expect(seen.server.map((s) => s.mode)).toEqual(['smcd']);
+      expect(seen.client.map((s) => s.mode)).toEqual(['smcd']);
+      expect(probeOf(c)).toMatchObject({ replaced: true, rc: 0, errno: '', nonblock: mode === 'nonblock', cloexec: true, keepalive: 1, nodelay: 1 });
+      expect(echoOf(c)).toEqual({ echo: true, bytes: 1048576 });
+    });
+  }
+
+  it('--exclude keeps one destination on TCP for a C client (the SMC listener serves it as a fallback)', async () => {
+    const srv = await startServer(probe, [], {}, '127.0.0.1', 1);
+    const client = connectProbe(probe, ['--exclude', `127.0.0.1:${srv.port}`], {}, '127.0.0.1', srv.port, ['hold=3000']);
+    const seen = await ends(srv.port, (s) => s.length > 0);
+    const c = await client;
+    await srv.done;
+    console.log(`C --exclude: server ${JSON.stringify(seen.server.map((s) => [s.mode, s.fallback?.name]))}, client rows ${seen.client.length}`);
+    expect(probeOf(c)).toMatchObject({ replaced: false, rc: 0 });
+    expect(echoOf(c)?.echo).toBe(true);
+    expect(seen.client).toEqual([]); // a TCP socket: not in SMC's sock_diag
+    expect(seen.server.map((s) => s.mode)).toEqual(['fallback']);
+  });
+
+  it('python3 -m http.server and a Python client: both ends SMC-D, the file intact', async () => {
+    const file = crypto.randomBytes(1 << 20);
+    fs.writeFileSync(path.join(dir, 'blob'), file);
+    const port = 20000 + (process.pid % 20000);
+    const server = spawn(BIN, ['python3', '-m', 'http.server', '--protocol', 'HTTP/1.1', '--bind', '127.0.0.1', '--directory', dir, String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise((r) => server.on('close', r));
+    try {
+      const client = "import http.client,hashlib,sys,time\nfor i in range(300):\n  try:\n    c=http.client.HTTPConnection('127.0.0.1',int(sys.argv[1]));c.request('GET','/blob');r=c.getresponse();break\n  except ConnectionRefusedError: time.sleep(0.1)\nb=r.read()\nprint(r.status,len(b),hashlib.sha256(b).hexdigest(),flush=True)\ntime.sleep(3)\n";
+      const c = smcRun(['python3', '-c', client, String(port)]);
+      const seen = await ends(port, smcd);
+      const r = await c;
+      console.log(`python: server ${seen.server.map((s) => s.mode)}, client ${seen.client.map((s) => s.mode)}`);
+      expect(r.stdout.trim()).toBe(`200 ${file.length} ${crypto.createHash('sha256').update(file).digest('hex')}`);
+      expect(seen.server.map((s) => s.mode)).toContain('smcd');
+      expect(seen.client.map((s) => s.mode)).toContain('smcd');
+    } finally {
+      server.kill('SIGTERM');
+      await exited;
+    }
+  });
+
+  it('redis-server and redis-benchmark / redis-cli under smc-run: SMC-D both ends, a 256 KiB value intact', async () => {
+    const port = 40000 + (process.pid % 20000);
+    const server = spawn(BIN, ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise((r) => server.on('close', r));
+    try {
+      const cli = (...args: string[]) => smcRun(['redis-cli', '-p', String(port), ...args]);
+      for (let i = 0; i < 100 && (await cli('PING')).stdout.trim() !== 'PONG'; i++) await sleep(200);
+      const value = crypto.randomBytes(128 << 10).toString('hex');
+      expect((await run(BIN, ['redis-cli', '-p', String(port), '-x', 'SET', 'k'], {}, { input: value })).stdout.trim()).toBe('OK');
+      expect((await cli('--no-raw', 'STRLEN', 'k')).stdout.trim()).toBe(`(integer) ${value.length}`);
+      expect((await cli('GET', 'k')).stdout.trim()).toBe(value);
+      const bench = smcRun(['redis-benchmark', '-p', String(port), '-n', '20000', '-c', '4', '-t', 'set,get', '-q']);
+      const seen = await ends(port, smcd);
+      const b = await bench;
+      console.log(`redis: server ${seen.server.map((s) => s.mode)}, client ${seen.client.map((s) => s.mode)}; redis-benchmark: ${b.stdout.replace(/\r/g, '\n').split('\n').filter((l) => /requests per second/.test(l)).join('; ')}`);
+      expect(b.code, b.stderr).toBe(0);
+      expect(seen.server.map((s) => s.mode)).toContain('smcd');
+      expect(seen.client.map((s) => s.mode)).toContain('smcd');
+      expect(seen.server.concat(seen.client).filter((s) => s.mode !== 'smcd')).toEqual([]);
+    } finally {
+      server.kill('SIGTERM');
+      await exited;
+    }
+  });
+});
