@@ -662,7 +662,9 @@ API int connect(int fd, const struct sockaddr *addr, socklen_t len) {
   int smc = become_smc(fd, v6, &s, "connect", &w) == 0;
   errno = saved_errno;
   int rc = real_connect(fd, addr, len);
-  // blocking connects only: a non-blocking one fails later, through SO_ERROR/poll (see README)
+  // Blocking connects only. A non-blocking one fails later, seen through poll/epoll and SO_ERROR: a
+  // retry then would need the program's epoll registrations (dup3 drops the old file from every epoll
+  // set), i.e. interposing epoll_ctl/epoll_wait/poll/select/getsockopt and io_uring, which libc never sees.
   if (!smc || s.nonblock || !cfg.tcp_retry) return rc;
   int err = rc < 0 ? errno : 0;
   if (cfg.test_mode) {

@@ -13,6 +13,8 @@ import { REPO, type RunResult } from '../helpers/run';
 const MiB = 1024 * 1024;
 const COMPILER = /(^|-)(cc|gcc|g\+\+|c\+\+|cpp|clang|clang\+\+|ld|ld\.\w+|as|make|gmake|tcc)(-[\d.]+)?$|gcc|g\+\+|clang/;
 const PREBUILT = ['x64', 'arm64', 's390x'];
+// the addon and the launcher's LD_PRELOAD library
+const PREBUILT_FILES = ['smc_run.glibc.node', 'smc-preload.so'];
 const QUIET_NPM = { npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
 
 /** sh -c in cwd with PATH/env as given (absolute /bin/sh: the PATH may hold no shell); no stdin. */
@@ -103,18 +105,19 @@ describe('npm package', () => {
     expect(files).toContain('package/dist/index.d.ts');
     expect(files).toContain('package/native/socket.cc');
     expect(files).toContain('package/binding.gyp');
-    expect(files.filter((f) => f.startsWith('package/prebuilds/')).sort()).toEqual(PREBUILT.map((a) => `package/prebuilds/linux-${a}/smc_run.glibc.node`).sort());
+    expect(files.filter((f) => f.startsWith('package/prebuilds/')).sort()).toEqual(PREBUILT.flatMap((a) => PREBUILT_FILES.map((f) => `package/prebuilds/linux-${a}/${f}`)).sort());
+    expect(files).toContain('package/native/smc-preload.c');
     expect(files.filter((f) => /package\/(test|src|build|scripts|node_modules)\//.test(f))).toEqual([]);
     expect(fs.statSync(tarball).size).toBeLessThanOrEqual(MiB);
   });
 
-  it('each prebuild is for its architecture, stripped, and needs no glibc newer than 2.28 (RHEL 8)', async () => {
+  it('each prebuild (addon, LD_PRELOAD library) is for its architecture, stripped, and needs no glibc newer than 2.28 (RHEL 8)', async () => {
     const out = path.join(dir, 'unpacked');
     fs.mkdirSync(out);
     execFileSync('tar', ['-xzf', tarball, '-C', out]);
     const machine: Record<string, number> = { x64: 62, arm64: 183, s390x: 22 }; // EM_X86_64, EM_AARCH64, EM_S390
-    for (const arch of PREBUILT) {
-      const file = path.join(out, 'package', 'prebuilds', `linux-${arch}`, 'smc_run.glibc.node');
+    for (const arch of PREBUILT) for (const name of PREBUILT_FILES) {
+      const file = path.join(out, 'package', 'prebuilds', `linux-${arch}`, name);
       expect(elfMachine(file), arch).toBe(machine[arch]);
       expect(execFileSync('objdump', ['-t', file], { encoding: 'utf8' }), `${arch} is stripped`).toMatch(/no symbols/);
       // versioned dynamic symbols, e.g. "(GLIBC_2.14) memcpy": the highest glibc and libstdc++ versions
