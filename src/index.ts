@@ -84,7 +84,8 @@ export function hookStats(): HookStats | undefined {
  * True when this socket was created as an SMC socket: by smc-run's hook in this thread, or accepted
  * from / still reported as an SMC socket by the kernel (SO_DOMAIN AF_SMC or SO_PROTOCOL IPPROTO_SMC).
  * It does not say that data moves over SMC: after a fallback to TCP the kernel reports AF_INET for an
- * accepted socket, and a socket smc-run created stays "created as SMC". getSmcInfo() gives the live
+ * accepted socket, and a socket smc-run created stays "created as SMC" (until the TCP retry or the policy at
+ * connect puts a plain TCP socket under the handle: then false). getSmcInfo() gives the live
  * mode and the fallback reason. Without the native addon (not built, or refused by `node --permission`)
  * it answers false, never throws: no socket of this process can then have been made an SMC socket, and
  * the kernel cannot be asked about accepted ones (getSmcInfo() throws ENOADDON there).

@@ -4,7 +4,7 @@
 // An echo server in this process listens on `listen` (port 0); the client connects with `connect` (the
 // server's port added; "localPort":"free" picks a free port, "dualLookup" resolves to ::1 and 127.0.0.1), sets TCP_NODELAY before connecting, sends
 // 64 KiB and checks the echo. Reports the client's SMC state (isSmcSocket, getSmcInfo's mode), its fd,
-// local address and port, TCP_NODELAY as the kernel reports it, and the hook's counters.
+// local address and port, TCP_NODELAY as the kernel reports it, the server end's mode and the hook's counters.
 const net = require('node:net');
 const crypto = require('node:crypto');
 const { api, probe, sha256, report, fail, withTimeout } = require('./lib.cjs');
@@ -19,7 +19,12 @@ async function freePort(host) {
 
 async function main() {
   const spec = JSON.parse(process.argv[2]);
-  const server = net.createServer((s) => { s.on('error', () => {}); s.pipe(s); });
+  let serverConn = null;
+  const server = net.createServer((s) => {
+    serverConn ??= probe('server', s);
+    s.on('error', () => {});
+    s.pipe(s);
+  });
   await new Promise((r, j) => { server.once('error', j); server.listen(0, spec.listen, r); });
   const opts = { ...spec.connect, port: server.address().port };
   if (opts.localPort === 'free') opts.localPort = await freePort(spec.connect.localAddress ?? (net.isIPv6(spec.connect.host) ? '::' : '0.0.0.0'));
@@ -52,7 +57,7 @@ async function main() {
   await echoed;
   server.close();
   const got = Buffer.concat(chunks);
-  return { ok: got.length === payload.length && sha256(got) === sha256(payload), seen };
+  return { ok: got.length === payload.length && sha256(got) === sha256(payload), seen, server: serverConn };
 }
 
 withTimeout(main(), 20_000, 'policy').then((r) => report(r), fail);

@@ -32,6 +32,36 @@ describe.runIf(EXPECT_MODE === 'smcd')('policy and sizing on SMC-D', () => {
     }
   });
 
+  // the destination decides also for a client that binds first (localAddress/localPort): the socket made at
+  // bind is swapped under the same fd at connect, SMC to TCP or TCP to SMC, and bound again where it was
+  const bound = async (rules: string[], listen: string, connect: Record<string, unknown>) => {
+    const { run, results } = await runScenario('policy.cjs', [JSON.stringify({ listen, connect })], { SMC_RUN_DEBUG: '1' }, rules);
+    const r = results[0] as ScenarioResult & { seen: { conn: { mode: string; fallback: string | null }; localAddress: string; localPort: number; requestedLocalPort?: number }; server: { mode: string; fallback: string | null } };
+    expect(r?.ok, run.stdout + run.stderr).toBe(true);
+    return { r, stderr: run.stderr };
+  };
+
+  it('an excluded destination stays TCP with localAddress 0.0.0.0 and with a fixed localPort', async () => {
+    for (const connect of [{ host: '127.0.0.2', localAddress: '0.0.0.0' }, { host: '127.0.0.2', localAddress: '127.0.0.1', localPort: 'free' }]) {
+      const { r, stderr } = await bound(['--exclude', '127.0.0.2/32'], '0.0.0.0', connect); // a wildcard listener stays SMC
+      expect(stderr).toMatch(/excluded by policy at connect: plain TCP on fd \d+, bound as before$/m);
+      expect(r.seen.conn, stderr).toMatchObject({ mode: 'tcp' });
+      // the server is an SMC listener: a plain TCP client shows there as a fallback for want of SMC
+      expect(r.server).toMatchObject({ mode: 'fallback', fallback: 'PEERNOSMC' });
+      if (connect.localPort) expect(r.seen.localPort).toBe(r.seen.requestedLocalPort);
+    }
+  });
+
+  it('an included destination is SMC-D from a local address not included (and an excluded one is TCP)', async () => {
+    const inc = await bound(['--include', '127.0.0.1/32'], '127.0.0.1', { host: '127.0.0.1', localAddress: '127.0.0.2' });
+    expect(inc.stderr).toMatch(/wanted by policy at connect: \S+ fd \d+, bound as before$/m);
+    expect(inc.r.seen.conn, inc.stderr).toMatchObject({ mode: 'smcd', fallback: null });
+    expect(inc.r.server).toMatchObject({ mode: 'smcd' });
+    expect(inc.r.seen.localAddress).toBe('127.0.0.2');
+    const exc = await bound(['--include', '127.0.0.1/32'], '127.0.0.3', { host: '127.0.0.3', localAddress: '0.0.0.0' });
+    expect(exc.r.seen.conn, exc.stderr).toMatchObject({ mode: 'tcp' });
+  });
+
   it('--proto ipproto (IPPROTO_SMC sockets) negotiates SMC-D', async () => {
     const { run, results } = await runScenario('paths.cjs', ['net-v4', '65536'], { SMC_RUN_DEBUG: '1' }, ['--proto', 'ipproto']);
     const r = results[0] as ScenarioResult;
