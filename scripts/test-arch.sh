@@ -80,11 +80,17 @@ set +e
 #   src/hook/notice.ts; launcher.test.ts covers it in these lanes.)
 # - promises: it reads sock_diag (NETLINK_SOCK_DIAG, EPROTONOSUPPORT under qemu-user as above), and its
 #   one-dump-per-tick test counts requests of dumps that qemu refuses.
+# - diag-socket, netlink-env, serve: they exchange sock_diag and generic netlink messages with the host
+#   kernel (the cached sock_diag socket's reset, the addon's nice-19 netlink thread, the exporter's scrapes
+#   and family resolution), which meet the EPROTONOSUPPORT above; the netlink parsers they rest on run in
+#   both byte orders in test/unit on every host, and the s390x kernel lane reads sock_diag and generic
+#   netlink on a real s390x kernel.
 # - sysctl-cli: the sysctl commands' output formats, usage errors and the no-SMC error, from the host
 #   kernel's /proc: JavaScript and /proc text, nothing that depends on the arch or its byte order (the
 #   addon's namespace calls run in the launcher and doctor tests here); 81 s of the s390x lane.
 excluded=(test/integration/packaging.test.ts test/integration/system-stats.test.ts test/integration/shim.test.ts
-  test/integration/promises.test.ts test/unit/sysctl-cli.test.ts)
+  test/integration/promises.test.ts test/unit/sysctl-cli.test.ts test/integration/diag-socket.test.ts
+  test/integration/netlink-env.test.ts test/integration/serve.test.ts)
 echo "== left out: ${excluded[*]} (see scripts/test-arch.sh)"
 # emulation is 10-30x slower than the host: tests get 5 minutes instead of the config's 60 s
 node "${compat[@]}" node_modules/vitest/vitest.mjs run --config vitest.config.mts "${filters[@]}" \
