@@ -86,6 +86,21 @@ export function promtoolVersion(): string {
   return execFileSync(promtool(), ['--version'], { encoding: 'utf8' }).split('\n')[0] ?? '';
 }
 
+/**
+ * What a PromQL expression reads, as far as the kit's checks need it: the exporter's metric names (and
+ * `up`) and the labels it names in by/without lists and matchers. `(?:\s*)` rather than `\s*` after the
+ * class: under qemu-user on s390x, rolldown's parser (vite's SSR transform) serialises the literal
+ * /[{,]\s*([a-z_]+)/ with a NUL in its AST JSON and fails the whole file ("Bad escaped character in
+ * JSON"); this spelling was found by trial to pass, with the same meaning.
+ */
+const MATCHER_LABEL = /[{,](?:\s*)([a-z_]+)\s*=~?/g;
+export function promqlReads(expr: string): { metrics: string[]; labels: string[] } {
+  const metrics = [...expr.matchAll(/(?<![\w:$])(smc_[a-z_]+|up)(?![\w:(])/g)].map((m) => m[1]!);
+  const labels = [...expr.matchAll(/(?:by|without)\s*\(([^)]*)\)/g)].flatMap((m) => m[1]!.split(',').map((x) => x.trim()))
+    .concat([...expr.matchAll(MATCHER_LABEL)].map((m) => m[1]!));
+  return { metrics, labels };
+}
+
 /** metric name -> its labels, as the exporter declares them (plus what Prometheus adds to every series) */
 export function servedMetrics(): Map<string, Set<string>> {
   const m = new Map<string, Set<string>>();

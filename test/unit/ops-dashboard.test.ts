@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DASHBOARD_JSON, panelQueries, promtool, RULES_YML, servedMetrics } from '../helpers/ops';
+import { DASHBOARD_JSON, panelQueries, promqlReads, promtool, RULES_YML, servedMetrics } from '../helpers/ops';
 import { REPO, run } from '../helpers/run';
 
 const committed = fs.readFileSync(DASHBOARD_JSON, 'utf8');
@@ -54,16 +54,14 @@ describe('ops/grafana/smc-run.json', () => {
     const served = servedMetrics();
     for (const p of panels) {
       const expr = p.targets![0]!.expr;
-      const metrics = [...expr.matchAll(/(?<![\w:$])(smc_[a-z_]+|up)(?![\w:(])/g)].map((m) => m[1]!);
+      const { metrics, labels: named } = promqlReads(expr);
       expect(metrics.length, p.title).toBeGreaterThan(0);
       const labels = new Set<string>();
       for (const m of metrics) {
         expect(served.has(m), `${p.title} uses ${m}, which the exporter does not serve`).toBe(true);
         for (const l of served.get(m)!) labels.add(l);
       }
-      const used = [...expr.matchAll(/(?:by|without)\s*\(([^)]*)\)/g)].flatMap((m) => m[1]!.split(',').map((x) => x.trim()))
-        .concat([...expr.matchAll(/[{,]\s*([a-z_]+)\s*=~?/g)].map((m) => m[1]!))
-        .concat([...p.targets![0]!.legendFormat.matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1]!));
+      const used = named.concat([...p.targets![0]!.legendFormat.matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1]!));
       for (const l of used) expect(labels.has(l), `${p.title}: label ${l} is on none of ${metrics.join(', ')}`).toBe(true);
     }
   });

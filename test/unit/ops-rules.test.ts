@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { promtool, rulesByName, RULES_TEST_YML, RULES_YML, servedMetrics, shortenedRules } from '../helpers/ops';
+import { promqlReads, promtool, rulesByName, RULES_TEST_YML, RULES_YML, servedMetrics, shortenedRules } from '../helpers/ops';
 import { run } from '../helpers/run';
 
 const text = fs.readFileSync(RULES_YML, 'utf8');
@@ -32,7 +32,7 @@ describe('ops/prometheus/smc-run.rules.yml', () => {
     const recorded = new Map<string, Set<string>>();
     for (const [name, rule] of rules) {
       const expr = String(rule.expr);
-      const metrics = [...expr.matchAll(/(?<![\w:])(smc_[a-z_]+|up)(?![\w:(])/g)].map((m) => m[1]!);
+      const { metrics, labels: used } = promqlReads(expr);
       const records = [...expr.matchAll(/(?<![\w:])([a-z_]+:[a-z_]+:[a-z0-9]+)(?![\w:])/g)].map((m) => m[1]!);
       expect(metrics.length + records.length, `${name}: ${expr}`).toBeGreaterThan(0);
       const labels = new Set<string>();
@@ -44,8 +44,6 @@ describe('ops/prometheus/smc-run.rules.yml', () => {
         expect(recorded.has(r), `${name} uses ${r}, recorded by no rule before it`).toBe(true);
         for (const l of recorded.get(r)!) labels.add(l);
       }
-      const used = [...expr.matchAll(/(?:by|without)\s*\(([^)]*)\)/g)].flatMap((m) => m[1]!.split(',').map((x) => x.trim()))
-        .concat([...expr.matchAll(/[{,]\s*([a-z_]+)\s*=~?/g)].map((m) => m[1]!));
       for (const l of used) expect(labels.has(l), `${name}: label ${l} is on none of ${[...metrics, ...records].join(', ')}`).toBe(true);
       if (typeof rule.record === 'string') recorded.set(rule.record, labels);
     }
