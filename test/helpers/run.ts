@@ -68,9 +68,13 @@ export function scenarioResults(stdout: string): ScenarioResult[] {
     .map((l) => JSON.parse(l.slice('SCENARIO_RESULT '.length)) as ScenarioResult);
 }
 
-/** Runs test/scenarios/FILE under the launcher; returns the result lines and the raw output. */
-export async function runScenario(file: string, args: string[], env: NodeJS.ProcessEnv = {}, launcherArgs: string[] = []): Promise<{ run: RunResult; results: ScenarioResult[] }> {
-  const r = await smcRun([...launcherArgs, process.execPath, path.join(SCENARIOS, file), ...args], { ...modeEnv(), ...env });
+/**
+ * Runs test/scenarios/FILE under the launcher; returns the result lines and the raw output. wrapper: a
+ * command that execs the launcher (unshare ...), so only the scenario runs under the shim.
+ */
+export async function runScenario(file: string, args: string[], env: NodeJS.ProcessEnv = {}, launcherArgs: string[] = [], wrapper: string[] = []): Promise<{ run: RunResult; results: ScenarioResult[] }> {
+  const argv = [...launcherArgs, process.execPath, path.join(SCENARIOS, file), ...args];
+  const r = wrapper.length ? await run(wrapper[0], [...wrapper.slice(1), BIN, ...argv], { ...modeEnv(), ...env }) : await smcRun(argv, { ...modeEnv(), ...env });
   return { run: r, results: scenarioResults(r.stdout) };
 }
 
