@@ -30,13 +30,15 @@ describe.runIf(EXPECT_MODE === 'smcd')('SMC-D connection bursts (#23)', () => {
   }, 120_000);
 
   it('with the TCP retry, every failed SMC handshake is retried over TCP; no handshake timeout reaches the program', async () => {
-    const r = await burst(1000, {}, B511);
+    // backlog 128, not 511: 1,000 connections against 511 fail 66 to 272 handshakes here, and once none
+    // (nothing to retry, the test could not tell); a quarter of that backlog leaves no such run
+    const r = await burst(1000, {}, ['--backlog', '128']);
     expect(r.tcpRetries).toBe(r.delta.hsErrClient);
     expect(r.tcpRetries).toBeGreaterThan(0);
     // the retries arrive at the server as plain TCP (server-side fallbacks)
     expect(r.delta.smcdClient + r.tcpRetries).toBe(1000);
     // what can still fail is a retried plain TCP connect meeting the same full listen queue (ECONNRESET),
-    // as plain TCP connects do against backlog 511 in this guest; never an SMC handshake timeout
+    // as plain TCP connects do against a full backlog in this guest; never an SMC handshake timeout
     expect(Object.keys(r.errors).filter((c) => c !== 'ECONNRESET')).toEqual([]);
     expect(r.failed).toBeLessThanOrEqual(r.tcpRetries);
     expect(r.corrupt).toBe(0);
