@@ -67,7 +67,14 @@ debian_apt() {
 # trixie_apt ARGS... : debian_apt trixie ARGS...
 trixie_apt() { debian_apt trixie "$@"; }
 
-# can_run_qemu: qemu can run here (TCG always can once installed).
+# stage_job JOB DEST: copy a guest job into the run directory with the host's SMC_RUN_VITEST_ARGS (a subset
+# of files or a -t filter) set at its top: the guest's init starts jobs with a fresh environment
+stage_job() {
+  { [ -z "${SMC_RUN_VITEST_ARGS:-}" ] || printf 'export SMC_RUN_VITEST_ARGS=%q\n' "$SMC_RUN_VITEST_ARGS"
+    cat "$1"; } > "$2"
+}
+
+# accel_args: qemu's accelerator options: KVM where it is real (not PVM), else multi-threaded TCG.
 accel_args() {
   if [ -w /dev/kvm ] && [ ! -d /sys/module/kvm_pvm ] && [ "${SMC_RUN_ACCEL:-auto}" != tcg ]; then
     echo "-enable-kvm -cpu host,-arch-capabilities"

@@ -55,7 +55,7 @@ umount /dev/.sys && rmdir /dev/.sys
 exec /smc-run-guest-init "$@"
 INIT
 chmod 755 "$ROOT/smc-run-init"
-cp "$JOB" "$RUN/job.sh"
+stage_job "$JOB" "$RUN/job.sh"
 ROLLDOWN=$(cd "$ROOT" && ls opt/rolldown/*.node)
 APPEND="console=ttysclp0 loglevel=4 panic=-1 root=hostroot rootfstype=9p"
 APPEND+=" rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro"

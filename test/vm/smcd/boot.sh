@@ -30,7 +30,7 @@ apt_need qemu-system-x86 iproute2
 # shellcheck disable=SC2086
 [ -n "$KERNEL" ] || KERNEL=$("$HERE/build-kernel.sh" ${LANE_KERNEL[smcd-6.12]})
 [ -s "$KERNEL" ] || die "--kernel: no kernel image at $KERNEL"
-cp "$JOB" "$RUN/job.sh"
+stage_job "$JOB" "$RUN/job.sh"
 APPEND="console=ttyS0 loglevel=4 panic=-1 root=hostroot rootfstype=9p"
 APPEND+=" rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro"
 APPEND+=" init=$REPO/test/vm/guest/init smcrun.repo=$REPO smcrun.run=$RUN smcrun.job=$RUN/job.sh"

@@ -62,8 +62,8 @@ apt_need qemu-system-x86 iproute2
 KDIR=$("$HERE/build-initramfs.sh" --release "$REL")
 KERNEL=$KDIR/vmlinux
 [ -s "$KERNEL" ] || KERNEL=$KDIR/vmlinuz
-cp "$JOB_A" "$RUN/job-a.sh"
-cp "$JOB_B" "$RUN/job-b.sh"
+stage_job "$JOB_A" "$RUN/job-a.sh"
+stage_job "$JOB_B" "$RUN/job-b.sh"
 
 declare -A PID=()
 cleanup() {
