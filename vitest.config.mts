@@ -8,5 +8,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // every fast-check property runs from one fixed seed (test/helpers/fuzz.ts)
+    setupFiles: ['test/helpers/fuzz-setup.ts'],
   },
 });

@@ -1,6 +1,7 @@
 // net.smc sysctl schema, validation and the list/get/set logic, against an in-memory namespace (the
 // host has no SMC; the real /proc/sys/net/smc is exercised by test/kernel/smcd/sysctl.test.ts).
 import fc from 'fast-check';
+import { fuzzRuns } from '../helpers/fuzz';
 import { describe, expect, it } from 'vitest';
 import { TargetError } from '../../src/netns';
 import { SysctlError } from '../../src/sysctl/errors';
@@ -194,7 +195,7 @@ describe('values', () => {
           if (inRange) expect(parseSysctlValue(spec.name, spec, String(n))).toBe(String(n));
           else expect(codeOf(() => parseSysctlValue(spec.name, spec, n))).toBe('ERANGE');
         }),
-        { numRuns: 200 },
+        { numRuns: fuzzRuns(200) },
       );
     }
   });
@@ -251,7 +252,7 @@ describe('name safety', () => {
         }
         if (name !== undefined) expect(name).toMatch(/^[a-z0-9_]+$/);
       }),
-      { numRuns: 500 },
+      { numRuns: fuzzRuns(500) },
     );
   });
 

@@ -3,6 +3,7 @@
 // messages give a typed result or a NetlinkParseError, nothing else. Every netlink test runs in both
 // byte orders (little-endian as recorded, big-endian as s390x receives it) with the same expectations.
 import fc from 'fast-check';
+import { fuzzRuns } from '../helpers/fuzz';
 import { describe, expect, it } from 'vitest';
 import { parseGenl, type GenlMessage } from '../../src/netlink/genl';
 import { NetlinkParseError, buildAttr, parseAttrs } from '../../src/netlink/message';
@@ -247,7 +248,7 @@ forEachByteOrder(() => {
       for (const [, parse] of parsers) {
         fc.assert(fc.property(fc.array(fc.uint8Array({ maxLength: 256 }), { maxLength: 4 }), (arrays) => {
           attempt(parse, arrays.map((a) => Buffer.from(a)));
-        }), { numRuns: 300 });
+        }), { numRuns: fuzzRuns(300) });
       }
     });
 
@@ -273,7 +274,7 @@ forEachByteOrder(() => {
           for (const [at, v] of edits) p[at % p.length] = v;
           checkStats(attempt(parsers[0]![1], [p]));
         }),
-        { numRuns: 500 },
+        { numRuns: fuzzRuns(500) },
       );
       for (const name of ['get-fback-stats', 'get-lgr-smcd'] as const) {
         const raw = payloads(name);
@@ -287,7 +288,7 @@ forEachByteOrder(() => {
             }
             attempt(parse, copy);
           }),
-          { numRuns: 500 },
+          { numRuns: fuzzRuns(500) },
         );
       }
     });
