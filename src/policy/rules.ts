@@ -25,8 +25,9 @@ export function parseRule(text: string): Rule {
   if (bracketed) {
     addr = (bracketed[1] ?? '') + (bracketed[2] ?? '');
     if (bracketed[3] !== undefined) port = parsePort(t, bracketed[3]);
-  } else if (t.includes('.') || t.startsWith('*')) {
-    // IPv4 or "*": at most one colon, which separates the port
+  } else if ((t.includes('.') && t.indexOf(':') === t.lastIndexOf(':')) || t.startsWith('*')) {
+    // IPv4 or "*": at most one colon, which separates the port (more colons: IPv6 with a dotted-quad
+    // tail, ::ffff:10.0.0.0/104, which takes a port only in brackets)
     const i = t.lastIndexOf(':');
     if (i >= 0) {
       port = parsePort(t, t.slice(i + 1));

@@ -40,6 +40,15 @@ describe('IPv4-mapped addresses in every spelling', () => {
     expect(ruleMatches(r, '11.0.0.1', 1)).toBe(false);
   });
 
+  it('an unbracketed IPv6 rule with a dotted-quad tail is that address, not IPv4 with a port (found by the fuzz run)', () => {
+    expect(parseRule('::ffff:10.0.0.0/104')).toMatchObject({ family: 'ipv4', prefix: 8, port: undefined });
+    expect(parseRule('0:0:0:0:0:0:0.0.0.0/0')).toMatchObject({ family: 'ipv6', prefix: 0, port: undefined });
+    expect(ruleMatches(parseRule('::ffff:10.0.0.5'), '10.0.0.5', 80)).toBe(true);
+    // a port needs the brackets, as for every IPv6 rule
+    expect(parseRule('[::ffff:10.0.0.5]:80')).toMatchObject({ family: 'ipv4', port: 80 });
+    expect(() => parseRule('::ffff:10.0.0.5:80')).toThrow(/is not an address or CIDR/);
+  });
+
   it.each([
     ['::', 'ipv6'],
     ['0:0:0:0:0:0:0:0', 'ipv6'],
