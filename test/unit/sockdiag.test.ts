@@ -2,6 +2,7 @@
 // random or truncated input gives a NetlinkParseError, never a crash, a hang or silent garbage. Every test
 // runs in both byte orders (as recorded on x86_64, and converted field by field as s390x receives it).
 import * as fc from 'fast-check';
+import { fuzzRuns } from '../helpers/fuzz';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { NetlinkParseError, parseAttrs, parseMessages } from '../../src/netlink/message';
 import { addressText, parseDmbInfo, parseSmcDiagMessage } from '../../src/netlink/sockdiag';
@@ -95,7 +96,26 @@ forEachByteOrder(() => {
             expect(e).toBeInstanceOf(NetlinkParseError);
           }
         }),
-        { numRuns: 3000 },
+        { numRuns: fuzzRuns(3000) },
+      );
+    });
+    it('recorded messages with bytes changed, cut or extended: a row or a NetlinkParseError', () => {
+      const real = sockDiagPayloads(FIXTURE);
+      const edits = fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 8 });
+      fc.assert(
+        fc.property(fc.nat(), edits, fc.integer({ min: -80, max: 80 }), (which, changes, resize) => {
+          let b = Buffer.from(real[which % real.length] as Buffer);
+          for (const [at, v] of changes) b[at % b.length] = v;
+          b = resize < 0 ? b.subarray(0, Math.max(0, b.length + resize)) : Buffer.concat([b, Buffer.alloc(resize, 0xa5)]);
+          try {
+            const row = parseSmcDiagMessage(b);
+            expect(typeof row.inode).toBe('bigint');
+            expect(b.length).toBeGreaterThanOrEqual(64);
+          } catch (e) {
+            expect(e).toBeInstanceOf(NetlinkParseError);
+          }
+        }),
+        { numRuns: fuzzRuns(2000) },
       );
     });
     it('every truncation of a real message is rejected or parsed, never garbage past its end', () => {
