@@ -5,28 +5,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openNetns, TargetError, withNetns, withPinnedNetns } from '../../src/netns';
+import { processInOwnNetns } from '../helpers/netns';
 import { BIN, run } from '../helpers/run';
 
 const children: ChildProcess[] = [];
 afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 });
-
-/** A process in a network namespace of its own (unshare --net), once it is in there. */
-async function processInOwnNetns(): Promise<ChildProcess & { pid: number }> {
-  const child = spawn('unshare', ['--net', 'sleep', '60'], { stdio: 'ignore' });
-  children.push(child);
-  const ours = fs.statSync('/proc/self/ns/net').ino;
-  for (let i = 0; i < 200; i++) {
-    try {
-      if (fs.statSync(`/proc/${child.pid}/ns/net`).ino !== ours) return child as ChildProcess & { pid: number };
-    } catch {
-      // not started yet
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('unshare --net never left our namespace');
-}
 
 const exited = (c: ChildProcess): Promise<void> => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
 
@@ -41,7 +26,7 @@ function thrown(fn: () => unknown): TargetError {
 
 describe('the namespace handle of a command', () => {
   it('keeps the namespace of --target PID after the process exits, and says that it exited', async () => {
-    const child = await processInOwnNetns();
+    const child = await processInOwnNetns(children);
     const theirs = fs.statSync(`/proc/${child.pid}/ns/net`).ino;
     const ns = openNetns({ target: child.pid })!;
     try {
@@ -64,7 +49,7 @@ describe('the namespace handle of a command', () => {
   });
 
   it('the steps of one command share its handle: a pinned target is never opened again, nor closed by a step', async () => {
-    const child = await processInOwnNetns();
+    const child = await processInOwnNetns(children);
     const theirs = fs.statSync(`/proc/${child.pid}/ns/net`).ino;
     const seen = withPinnedNetns({ target: child.pid }, (t) => {
       const first = withNetns(t, (ns) => ns!.path);

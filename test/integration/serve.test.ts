@@ -17,6 +17,7 @@ import { addon } from '../../src/native';
 import { GenlFamily } from '../../src/netlink/genl';
 import { NetlinkSocket } from '../../src/netlink/socket';
 import { HOST_HAS_SMC } from '../helpers/host-smc';
+import { processInOwnNetns } from '../helpers/netns';
 import { BIN, run } from '../helpers/run';
 
 const children: ChildProcess[] = [];
@@ -68,21 +69,6 @@ function get(port: number, urlPath = '/metrics'): Promise<{ status: number; body
 
 const sample = (body: string, prefix: string): string[] => body.split('\n').filter((l) => l.startsWith(prefix));
 const exited = (c: ChildProcess): Promise<number | null> => new Promise((r) => (c.exitCode !== null ? r(c.exitCode) : c.once('exit', (code) => r(code))));
-
-async function processInOwnNetns(): Promise<ChildProcess & { pid: number }> {
-  const child = spawn('unshare', ['--net', 'sleep', '60'], { stdio: 'ignore' });
-  children.push(child);
-  const ours = fs.statSync('/proc/self/ns/net').ino;
-  for (let i = 0; i < 200; i++) {
-    try {
-      if (fs.statSync(`/proc/${child.pid}/ns/net`).ino !== ours) return child as ChildProcess & { pid: number };
-    } catch {
-      // not started yet
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('unshare --net never left our namespace');
-}
 
 // Runs inside a PID namespace of its own (PID 1), where the next PID can be chosen (ns_last_pid): a
 // process in a fresh netns (A), the exporter with --target A, then on "reuse": A killed and a new process,
@@ -160,7 +146,7 @@ describe('stats serve: each namespace opened once', () => {
   });
 
   it('refuses two targets in one namespace (the same PID twice, a PID and its path): usage error, one line', async () => {
-    const child = await processInOwnNetns();
+    const child = await processInOwnNetns(children);
     for (const args of [['--target', String(child.pid), '--target', String(child.pid)], ['--target', String(child.pid), '--netns', `/proc/${child.pid}/ns/net`]]) {
       const r = await run(BIN, ['stats', 'serve', '--listen', '127.0.0.1:0', ...args], {}, { timeoutMs: 10_000 });
       expect(r.code, r.stderr).toBe(2);
