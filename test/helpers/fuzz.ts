@@ -53,6 +53,16 @@ function report(details: fc.RunDetails<unknown>): void {
   if (details.failed) throw new Error(fc.defaultReportMessage(details), { cause: details.errorInstance });
 }
 
+/** One of the recorded messages with up to 8 bytes changed, then cut or extended by up to 80 bytes. */
+export function mutatedMessage(recorded: readonly Buffer[]): fc.Arbitrary<Buffer> {
+  const edits = fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 8 });
+  return fc.tuple(fc.nat(), edits, fc.integer({ min: -80, max: 80 })).map(([which, changes, resize]) => {
+    const b = Buffer.from(recorded[which % recorded.length] as Buffer);
+    for (const [at, v] of changes) b[at % b.length] = v;
+    return resize < 0 ? b.subarray(0, Math.max(0, b.length + resize)) : Buffer.concat([b, Buffer.alloc(resize, 0xa5)]);
+  });
+}
+
 export function configureFuzzing(): void {
   fc.configureGlobal({ seed: FUZZ_SEED, numRuns: fuzzRuns(100), reporter: report });
 }

@@ -2,7 +2,7 @@
 // random or truncated input gives a NetlinkParseError, never a crash, a hang or silent garbage. Every test
 // runs in both byte orders (as recorded on x86_64, and converted field by field as s390x receives it).
 import * as fc from 'fast-check';
-import { fuzzRuns } from '../helpers/fuzz';
+import { fuzzRuns, mutatedMessage } from '../helpers/fuzz';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { NetlinkParseError, parseAttrs, parseMessages } from '../../src/netlink/message';
 import { addressText, parseDmbInfo, parseSmcDiagMessage } from '../../src/netlink/sockdiag';
@@ -100,13 +100,9 @@ forEachByteOrder(() => {
       );
     });
     it('recorded messages with bytes changed, cut or extended: a row or a NetlinkParseError', () => {
-      const real = sockDiagPayloads(FIXTURE);
-      const edits = fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 8 });
+      const recorded = sockDiagPayloads(FIXTURE);
       fc.assert(
-        fc.property(fc.nat(), edits, fc.integer({ min: -80, max: 80 }), (which, changes, resize) => {
-          let b = Buffer.from(real[which % real.length] as Buffer);
-          for (const [at, v] of changes) b[at % b.length] = v;
-          b = resize < 0 ? b.subarray(0, Math.max(0, b.length + resize)) : Buffer.concat([b, Buffer.alloc(resize, 0xa5)]);
+        fc.property(mutatedMessage(recorded), (b) => {
           try {
             const row = parseSmcDiagMessage(b);
             expect(typeof row.inode).toBe('bigint');
