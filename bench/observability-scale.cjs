@@ -108,12 +108,17 @@ async function burstClient(port) {
 }
 
 // ---- the driver ----
-const inNs = (args, opts = {}) => spawn('ip', ['netns', 'exec', NS, process.execPath, ...args], { stdio: ['pipe', 'pipe', 'inherit'], ...opts });
+// each role holds thousands of sockets: it gets an fd limit of 65,536 (1,024, a common default soft limit, is too few)
+const inNs = (args, opts = {}) => spawn('sh', ['-c', 'ulimit -n 65536 && exec "$@"', 'sh', 'ip', 'netns', 'exec', NS, process.execPath, ...args], { stdio: ['pipe', 'pipe', 'inherit'], ...opts });
 function lines(child, onLine) {
   let buf = '';
   child.stdout.on('data', (d) => { buf += d; let i; while ((i = buf.indexOf('\n')) >= 0) { const l = buf.slice(0, i); buf = buf.slice(i + 1); onLine(l); } });
 }
-const nextLine = (child, pred) => new Promise((res) => lines(child, (l) => { if (pred(l)) res(l); }));
+// a role that dies before its line fails the bench instead of leaving it waiting
+const nextLine = (child, pred) => new Promise((res, rej) => {
+  lines(child, (l) => { if (pred(l)) res(l); });
+  child.once('exit', (code, sig) => rej(new Error(`${child.spawnargs.slice(-3).join(' ')} exited (${code ?? sig}) before its line`)));
+});
 
 /** One scrape on a connection of its own (a reused keep-alive connection may meet the server closing it). */
 function scrapeOnce(port) {
