@@ -2,8 +2,9 @@
 // OpenTelemetry Meter. Both are optional peer dependencies, used only through the objects the caller
 // passes in (structural types below): nothing here loads them, and the preload never loads this module.
 import { hookStats } from '../index';
-import { collectSmcMetrics, type MetricsTarget } from './collect';
-import { buildFamilies, buildShimFamilies } from './families';
+import type { MetricsTarget } from './collect';
+import { buildFamilies, buildShimFamilies, type NamespaceReading } from './families';
+import { NamespaceReader } from './namespace-reader';
 import type { MetricFamily, MetricType } from './model';
 
 export interface SmcMetricsOptions {
@@ -12,16 +13,35 @@ export interface SmcMetricsOptions {
 }
 
 /**
- * One collection shared by every reader that asks while it runs (a registry asks once per metric): the
- * namespaces' SMC metrics plus this process's shim counters.
+ * The targets' namespaces, each opened once when the metrics are registered (a --target PID is resolved
+ * then and never again: a PID that exits reports smc_up 0 with reason target_exited, never the namespace
+ * its number names later), and one collection shared by every reader that asks while it runs (a registry
+ * asks once per metric): the namespaces' SMC metrics plus this process's shim counters.
  */
-function sharedCollector(targets: readonly MetricsTarget[]): () => Promise<MetricFamily[]> {
+function sharedCollector(targets: readonly MetricsTarget[]): { collect: () => Promise<MetricFamily[]>; close: () => void } {
+  const readers: NamespaceReader[] = [];
+  try {
+    for (const t of targets) readers.push(NamespaceReader.open(t));
+  } catch (e) {
+    for (const r of readers) r.close();
+    throw e;
+  }
   let inFlight: Promise<MetricFamily[]> | undefined;
-  return () => {
-    inFlight ??= collectSmcMetrics(targets).then((f) => [...f, ...buildShimFamilies(hookStats())]).finally(() => {
-      inFlight = undefined;
-    });
-    return inFlight;
+  const collectOnce = async (): Promise<MetricFamily[]> => {
+    const readings: NamespaceReading[] = [];
+    for (const r of readers) readings.push(await r.read());
+    return [...buildFamilies(readings), ...buildShimFamilies(hookStats())];
+  };
+  return {
+    collect: () => {
+      inFlight ??= collectOnce().finally(() => {
+        inFlight = undefined;
+      });
+      return inFlight;
+    },
+    close: () => {
+      for (const r of readers) r.close();
+    },
   };
 }
 
@@ -38,10 +58,11 @@ interface PromRegistryLike {
 
 /**
  * Registers smc-run's metrics with a prom-client Registry (e.g. `require('prom-client').register`): each
- * scrape of the registry reads the kernel once, off the event loop. Returns a function that removes them.
+ * scrape of the registry reads the kernel once, off the event loop. A target that is not there throws now
+ * (a TargetError, one line). Returns a function that removes them and closes the namespaces.
  */
 export function registerPromClient(registry: PromRegistryLike, options: SmcMetricsOptions = {}): () => void {
-  const collect = sharedCollector(options.targets ?? [{}]);
+  const { collect, close } = sharedCollector(options.targets ?? [{}]);
   const names: string[] = [];
   for (const d of smcMetricDescriptors()) {
     names.push(d.name);
@@ -60,6 +81,7 @@ export function registerPromClient(registry: PromRegistryLike, options: SmcMetri
   }
   return () => {
     for (const n of names) registry.removeSingleMetric?.(n);
+    close();
   };
 }
 
@@ -90,7 +112,7 @@ export function otelName(name: string, type: MetricType): { name: string; unit: 
  * function that removes the callback.
  */
 export function registerOpenTelemetry(meter: MeterLike, options: SmcMetricsOptions = {}): () => void {
-  const collect = sharedCollector(options.targets ?? [{}]);
+  const { collect, close } = sharedCollector(options.targets ?? [{}]);
   const instruments = new Map<string, ObservableLike>();
   for (const d of smcMetricDescriptors()) {
     const { name, unit } = otelName(d.name, d.type);
@@ -105,5 +127,8 @@ export function registerOpenTelemetry(meter: MeterLike, options: SmcMetricsOptio
   };
   const list = [...instruments.values()];
   meter.addBatchObservableCallback(callback, list);
-  return () => meter.removeBatchObservableCallback(callback, list);
+  return () => {
+    meter.removeBatchObservableCallback(callback, list);
+    close();
+  };
 }
