@@ -30,9 +30,11 @@ describe.runIf(EXPECT_MODE === 'smcd')('SMC-D connection bursts (#23)', () => {
   }, 120_000);
 
   it('with the TCP retry, every failed SMC handshake is retried over TCP; no handshake timeout reaches the program', async () => {
-    // backlog 128, not 511: 1,000 connections against 511 fail 66 to 272 handshakes here, and once none
-    // (nothing to retry, the test could not tell); a quarter of that backlog leaves no such run
-    const r = await burst(1000, {}, ['--backlog', '128']);
+    // 1,000 connections against backlog 511 fail 66 to 272 handshakes here, and once none: then there was
+    // nothing to retry and the run says nothing, so another burst is taken (at most 3). (With backlog 128
+    // the burst printed no result line in one CI run.)
+    let r = await burst(1000, {}, B511);
+    for (let i = 1; i < 3 && r.delta.hsErrClient === 0; i++) r = await burst(1000, {}, B511);
     expect(r.tcpRetries).toBe(r.delta.hsErrClient);
     expect(r.tcpRetries).toBeGreaterThan(0);
     // the retries arrive at the server as plain TCP (server-side fallbacks)
@@ -45,7 +47,7 @@ describe.runIf(EXPECT_MODE === 'smcd')('SMC-D connection bursts (#23)', () => {
     expect(r.completed + r.failed).toBe(1000);
     expect(r.serverMatched).toBeGreaterThanOrEqual(r.completed);
     expectAccounted(r);
-  }, 180_000);
+  }, 420_000);
 
   it('with the TCP retry and a backlog that fits the burst (4096), 2,000 connections all complete with their data intact', async () => {
     const r = await burst(2000, {}, ['--backlog', '4096']);
