@@ -9,6 +9,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Argv } from 'yargs';
 import { buildFamilies, renderPrometheusText, PROMETHEUS_CONTENT_TYPE, type MetricFamily, type MetricsTarget, type NamespaceReading } from '../metrics';
 import { NamespaceReader } from '../metrics/namespace-reader';
+import { sharedWhileRunning } from '../metrics/shared-call';
 import { CliError, EXIT_USAGE } from './errors';
 import { fromTargetError } from './options';
 
@@ -90,7 +91,6 @@ export function openReaders(targets: readonly MetricsTarget[]): NamespaceReader[
  * of each namespace, not N. Each namespace's error is logged when it appears or changes, and when it ends.
  */
 export function sharedCollection(readers: readonly NamespaceReader[], logger: ExporterLogger): { collect: () => Promise<MetricFamily[]>; collections: () => number } {
-  let inFlight: Promise<MetricFamily[]> | undefined;
   let collections = 0;
   const lastError = new Map<string, string>();
   const logErrors = (readings: readonly NamespaceReading[]): void => {
@@ -115,12 +115,7 @@ export function sharedCollection(readers: readonly NamespaceReader[], logger: Ex
     return buildFamilies(readings);
   };
   return {
-    collect: () => {
-      inFlight ??= collect().finally(() => {
-        inFlight = undefined;
-      });
-      return inFlight;
-    },
+    collect: sharedWhileRunning(collect),
     collections: () => collections,
   };
 }

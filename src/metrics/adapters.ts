@@ -5,6 +5,7 @@ import { hookStats } from '../index';
 import type { MetricsTarget } from './collect';
 import { buildFamilies, buildShimFamilies, type NamespaceReading } from './families';
 import { NamespaceReader } from './namespace-reader';
+import { sharedWhileRunning } from './shared-call';
 import type { MetricFamily, MetricType } from './model';
 
 export interface SmcMetricsOptions {
@@ -26,19 +27,12 @@ function sharedCollector(targets: readonly MetricsTarget[]): { collect: () => Pr
     for (const r of readers) r.close();
     throw e;
   }
-  let inFlight: Promise<MetricFamily[]> | undefined;
-  const collectOnce = async (): Promise<MetricFamily[]> => {
-    const readings: NamespaceReading[] = [];
-    for (const r of readers) readings.push(await r.read());
-    return [...buildFamilies(readings), ...buildShimFamilies(hookStats())];
-  };
   return {
-    collect: () => {
-      inFlight ??= collectOnce().finally(() => {
-        inFlight = undefined;
-      });
-      return inFlight;
-    },
+    collect: sharedWhileRunning(async () => {
+      const readings: NamespaceReading[] = [];
+      for (const r of readers) readings.push(await r.read());
+      return [...buildFamilies(readings), ...buildShimFamilies(hookStats())];
+    }),
     close: () => {
       for (const r of readers) r.close();
     },

@@ -12,6 +12,7 @@ import { NetlinkSocket } from '../netlink/socket';
 import { readDevices, readLinkGroups, readSmcSockets, readSystemStats } from '../stats/async-readings';
 import { labelOf, type MetricsTarget } from './collect';
 import type { NamespaceReading } from './families';
+import { sharedWhileRunning } from './shared-call';
 
 const codeOf = (e: unknown): string | undefined => (e as { code?: unknown }).code as string | undefined;
 
@@ -25,7 +26,6 @@ export class NamespaceReader {
   private genl: SmcGenl | undefined;
   private diag: NetlinkSocket | undefined;
   private gone: { code: string; message: string; reason: string } | undefined;
-  private running: Promise<NamespaceReading> | undefined;
   /** family resolutions so far (one per namespace unless the family went away) */
   resolutions = 0;
 
@@ -45,12 +45,7 @@ export class NamespaceReader {
   }
 
   /** One reading of the namespace; calls while one runs share it (the sockets take one request at a time). */
-  read(): Promise<NamespaceReading> {
-    this.running ??= this.readOnce().finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
-  }
+  readonly read: () => Promise<NamespaceReading> = sharedWhileRunning(() => this.readOnce());
 
   private async readOnce(): Promise<NamespaceReading> {
     const start = process.hrtime.bigint();
