@@ -21,7 +21,7 @@ const view = (i: SmcSocketInfo): EndView => ({
   why: i.fallback ? `${i.fallback.description}${i.fallback.fix ? `; fix: ${i.fallback.fix}` : ''}` : null,
 });
 
-const MODE = { smcd: 'SMC-D', smcr: 'SMC-R', fallback: 'TCP (fell back)', tcp: 'TCP (not SMC)', listening: 'listening' } as const;
+const MODE = { smcd: 'SMC-D', smcr: 'SMC-R', fallback: 'TCP (fell back)', none: 'SMC (no connection yet)', tcp: 'TCP (not SMC)', listening: 'listening' } as const;
 
 function enable(): string | undefined {
   const r = enableFromConfig({ ...readConfig({}), session: undefined, debug: false });

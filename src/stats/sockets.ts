@@ -12,9 +12,11 @@ import { lacksAddresses, withTcpAddresses } from './tcp-addresses';
 
 /**
  * smcd / smcr: data moves over SMC-D / SMC-R; fallback: an SMC socket that fell back to TCP (see
- * `fallback` for why); tcp: not an SMC socket at all; listening: an SMC listener (nothing negotiated).
+ * `fallback` for why); none: an SMC socket with no SMC connection in place, because its handshake is
+ * still running (state INIT) or its connection was released as it closes (state CLOSED); tcp: not an
+ * SMC socket at all; listening: an SMC listener (nothing negotiated).
  */
-export type SmcMode = 'smcr' | 'smcd' | 'fallback' | 'tcp' | 'listening';
+export type SmcMode = 'smcr' | 'smcd' | 'fallback' | 'none' | 'tcp' | 'listening';
 
 export interface SmcFallbackInfo {
   code: number;
@@ -61,8 +63,11 @@ export function toSocketInfo(row: SmcDiagRow, family?: number): SmcSocketInfo {
   const fam = family ?? guessFamily(row.id);
   const wildcard = row.id.src.every((b) => b === 0) && row.id.dst.every((b) => b === 0);
   const addr = (raw: Buffer): string => (family === undefined && wildcard ? '*' : addressText(raw, fam));
-  // a listener's mode field is meaningless (no connection negotiated anything)
-  let mode: SmcMode = row.mode === 'smcr' ? 'smcr' : row.mode === 'smcd' ? 'smcd' : 'fallback';
+  // The kernel's mode field says SMC-R for every socket whose connection is not registered in a link
+  // group (smc_diag.c), and only a registered connection has CONNINFO (every caller asks for it): an
+  // "SMC-R" row without it is a handshake in progress or a released connection, on SMC-D systems too.
+  // A listener's mode field is meaningless (no connection negotiated anything).
+  let mode: SmcMode = row.mode === 'smcr' ? (row.conninfo ? 'smcr' : 'none') : row.mode === 'smcd' ? 'smcd' : 'fallback';
   let fallback: SmcFallbackInfo | null = null;
   if (row.mode === 'fallback' && row.fallback) {
     const r = fallbackReason(row.fallback.reason);

@@ -57,6 +57,20 @@ forEachByteOrder(() => {
       expect(fb[0]?.buffers).toBeNull();
     });
 
+    it('calls an "SMC-R" row without a registered connection none: a handshake in progress or a released connection', () => {
+      // the kernel writes SMC_DIAG_MODE_SMCR (0) whenever the connection has no valid link group; seen
+      // in the SMC-D guest while redis-benchmark closed its connections
+      const established = rows.find((r) => r.mode === 'smcd' && r.conninfo !== undefined);
+      expect(established).toBeDefined();
+      const row = established!;
+      for (const state of ['INIT', 'CLOSED']) {
+        const info = toSocketInfo({ ...row, state, mode: 'smcr', conninfo: undefined, dmbinfo: undefined });
+        expect(info).toMatchObject({ mode: 'none', state, fallback: null, buffers: null, bytes: null, linkGroup: null, dmb: null });
+      }
+      // with its connection registered, the same row is SMC-R
+      expect(toSocketInfo({ ...row, mode: 'smcr', dmbinfo: undefined }).mode).toBe('smcr');
+    });
+
     it('shows listeners as listening, whatever their mode byte says', () => {
       const l = infos.filter((i) => i.listening);
       expect(l.map((i) => [i.mode, i.local.port]).sort()).toEqual([['listening', v4ListenPort], ['listening', v6ListenPort]].sort());

@@ -108,7 +108,9 @@ describe('LD_PRELOAD library on SMC-D', () => {
       expect(b.code, b.stderr).toBe(0);
       expect(seen.server.map((s) => s.mode)).toContain('smcd');
       expect(seen.client.map((s) => s.mode)).toContain('smcd');
-      expect(seen.server.concat(seen.client).filter((s) => s.mode !== 'smcd')).toEqual([]);
+      // no end fell back or went elsewhere; redis-benchmark's connections that are still in their
+      // handshake or already released while they close read 'none' (no SMC connection in place)
+      expect(seen.server.concat(seen.client).filter((s) => s.mode !== 'smcd' && s.mode !== 'none')).toEqual([]);
     } finally {
       server.kill('SIGTERM');
       await exited;
