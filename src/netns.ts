@@ -5,6 +5,7 @@
 // name that is re-created, cannot move a command into another namespace half-way.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { SUDO_HINT } from './permission-hint';
 
 export interface NamespaceTarget {
   /** act in the network namespace of this process */
@@ -78,7 +79,7 @@ function openTarget(pid: number): { fd: number; label: string } {
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EACCES' || code === 'EPERM') {
-      throw new TargetError('EPERM', `cannot open the network namespace of PID ${pid}: not permitted (run as root, e.g. with sudo)`);
+      throw new TargetError('EPERM', `cannot open the network namespace of PID ${pid}: not permitted (${SUDO_HINT})`);
     }
     // a zombie still has /proc/PID but no namespaces any more
     if (startTimeOf(pid) === undefined) throw noSuchProcess(pid);
@@ -96,7 +97,7 @@ function openPath(netns: string): { fd: number; label: string } {
     fd = fs.openSync(label, fs.constants.O_RDONLY);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'EACCES' || code === 'EPERM') throw new TargetError('EPERM', `cannot open ${label}: not permitted (run as root, e.g. with sudo)`);
+    if (code === 'EACCES' || code === 'EPERM') throw new TargetError('EPERM', `cannot open ${label}: not permitted (${SUDO_HINT})`);
     throw new TargetError('ENOENT', `no network namespace at ${label}`);
   }
   return { fd, label };
@@ -183,6 +184,6 @@ export function explainNetnsError(e: unknown, ns: NetnsHandle | undefined): unkn
   const syscall = (e as { syscall?: string }).syscall;
   if (ns === undefined || syscall !== 'setns') return e;
   if (code === 'EINVAL') return new TargetError('EINVAL', `${ns.label} is not a network namespace`);
-  if (code === 'EPERM') return new TargetError('EPERM', `entering the network namespace ${ns.label} needs CAP_SYS_ADMIN (run as root, e.g. with sudo)`);
+  if (code === 'EPERM') return new TargetError('EPERM', `entering the network namespace ${ns.label} needs CAP_SYS_ADMIN (${SUDO_HINT})`);
   return e;
 }

@@ -12,6 +12,7 @@ import { NetlinkError } from '../netlink/socket';
 import { TargetError } from '../netns';
 import { SnapshotError } from '../stats/snapshot';
 import { SysctlError } from '../sysctl';
+import { SUDO_HINT } from '../permission-hint';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -53,9 +54,7 @@ export class CliError extends Error {
 
 export const usageError = (message: string): CliError => new CliError('EUSAGE', message);
 
-/** The one hint for every permission failure. */
-export const SUDO_HINT = 'run as root, e.g. with sudo';
-
+/** A permission failure's message with the privilege hint, unless it already names one. */
 function withPermissionHint(code: string, message: string): string {
   return message.includes('root') || message.includes('CAP_') ? message : `${message}: not permitted (${SUDO_HINT})`;
 }

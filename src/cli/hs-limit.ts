@@ -21,7 +21,6 @@ import { withPinnedNetns, type NamespaceTarget } from '../netns';
 import type { RegisterCommand } from './commands';
 import { CliError, EXIT_FAILURE } from './errors';
 import { printJson, targetOf, withJson, withTarget } from './options';
-import { guarded } from './sysctl';
 
 const NAME = 'limit_smc_hs';
 
@@ -102,5 +101,5 @@ export const registerHsLimit: RegisterCommand = (y: Argv) => {
     withTarget(withJson(c))
       .positional('action', { choices: ['show', 'enable', 'disable'] as const, demandOption: true })
       .example('smc-run hs-limit enable --target 4321', "in a container's namespace: its SMC servers turn to TCP under handshake bursts"),
-  (a) => guarded(() => run(a as unknown as HsArgs)));
+  (a) => run(a as unknown as HsArgs));
 };

@@ -1,7 +1,7 @@
 // Options shared by every tool subcommand, with one meaning everywhere.
 import type { Argv } from 'yargs';
 import type { NamespaceTarget } from '../netns';
-import { CliError, EXIT_USAGE, toCliError } from './errors';
+import { CliError, EXIT_USAGE } from './errors';
 
 export function withJson<T>(y: Argv<T>) {
   return y.option('json', { type: 'boolean', default: false, describe: 'print JSON instead of a table' });
@@ -17,12 +17,6 @@ export function targetOf(args: { target?: number | undefined; netns?: string | u
   if (args.target !== undefined && Number.isNaN(args.target)) throw new CliError('EUSAGE', '--target needs a PID', EXIT_USAGE);
   return { target: args.target, netns: args.netns };
 }
-
-/**
- * Namespace errors keep their codes; usage-type ones exit 2. The same step as toCliError (which main()
- * applies to every command anyway): kept for handlers that translate before rethrowing.
- */
-export const fromTargetError = (e: unknown): unknown => toCliError(e);
 
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);

@@ -10,8 +10,7 @@ import type { Argv } from 'yargs';
 import { buildFamilies, renderPrometheusText, PROMETHEUS_CONTENT_TYPE, type MetricFamily, type MetricsTarget, type NamespaceReading } from '../metrics';
 import { NamespaceReader } from '../metrics/namespace-reader';
 import { sharedWhileRunning } from '../metrics/shared-call';
-import { CliError, EXIT_USAGE } from './errors';
-import { fromTargetError } from './options';
+import { CliError, EXIT_USAGE, toCliError } from './errors';
 
 /** The exporter's own port (not registered anywhere); 127.0.0.1 unless --listen says otherwise. */
 export const DEFAULT_LISTEN = '127.0.0.1:9787';
@@ -69,7 +68,7 @@ export function openReaders(targets: readonly MetricsTarget[]): NamespaceReader[
       try {
         r = NamespaceReader.open(t);
       } catch (e) {
-        throw fromTargetError(e);
+        throw toCliError(e);
       }
       readers.push(r);
       const first = byInode.get(r.inode);

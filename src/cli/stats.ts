@@ -59,7 +59,8 @@ function render(args: SocketsArgs): string {
   return args.json ? `${JSON.stringify({ sockets: rows }, null, 2)}\n` : renderTable(rows, COLUMNS);
 }
 
-async function watch(args: SocketsArgs, seconds: number): Promise<void> {
+/** Prints the listing every SECONDS until the process is stopped (it never returns). */
+async function watch(args: SocketsArgs, seconds: number): Promise<never> {
   const clear = process.stdout.isTTY ? '\x1b[H\x1b[2J' : '';
   for (;;) {
     const body = render(args);
@@ -80,18 +81,19 @@ function registerSockets(y: Argv): Argv {
   async (args) => {
     const a = args as unknown as SocketsArgs;
     if (a.pid !== undefined && (!Number.isSafeInteger(a.pid) || a.pid <= 0)) throw new CliError('EUSAGE', '--pid needs a PID', EXIT_USAGE);
-    if (a.pid !== undefined && socketInodesOf(a.pid).size === 0) {
+    if (a.pid !== undefined) {
       try {
         fs.statSync(`/proc/${a.pid}`);
       } catch {
         throw new CliError('ESRCH', `no process with PID ${a.pid}`);
       }
     }
-    if (a.watch !== undefined) {
-      if (!(a.watch > 0)) throw new CliError('EUSAGE', '--watch needs a number of seconds > 0', EXIT_USAGE);
-      await watch(a, a.watch);
+    if (a.watch === undefined) {
+      process.stdout.write(render(a));
+      return;
     }
-    process.stdout.write(render(a));
+    if (!(a.watch > 0)) throw new CliError('EUSAGE', '--watch needs a number of seconds > 0', EXIT_USAGE);
+    await watch(a, a.watch);
   });
 }
 

@@ -12,7 +12,7 @@ import {
 import { EXPORT_FORMATS, formatExport, type ExportEntry, type ExportFormat } from '../sysctl/export';
 import type { NamespaceTarget } from '../netns';
 import type { RegisterCommand } from './commands';
-import { CliError, EXIT_USAGE, toCliError } from './errors';
+import { CliError, EXIT_USAGE } from './errors';
 import { printJson, targetOf, withJson, withTarget } from './options';
 import { renderTable, type Column } from './table';
 
@@ -20,14 +20,6 @@ interface CommonArgs {
   target: number | undefined;
   netns: string | undefined;
   json: boolean;
-}
-
-/** Wrong names and values are usage errors (exit 2); refusals by the system exit 1 (toCliError decides). */
-export const sysctlCliError = (e: unknown): unknown => toCliError(e);
-
-/** Runs an action; its errors reach main()'s toCliError like every command's. */
-export async function guarded(fn: () => void): Promise<void> {
-  fn();
 }
 
 const COLUMNS: Column<SmcSysctl>[] = [
@@ -76,16 +68,16 @@ function exportSettings(args: CommonArgs & { assignments: unknown; format: Expor
 
 function registerActions(y: Argv): Argv {
   return y
-    .command('list', 'every net.smc sysctl of the namespace: value, default, meaning', (c) => withTarget(withJson(c)), (a) => guarded(() => list(a as unknown as CommonArgs)))
+    .command('list', 'every net.smc sysctl of the namespace: value, default, meaning', (c) => withTarget(withJson(c)), (a) => list(a as unknown as CommonArgs))
     .command('get <names..>', 'the value of each named sysctl', (c) =>
       withTarget(withJson(c)).positional('names', { type: 'string', array: true, describe: 'autocorking_size or net.smc.autocorking_size' }),
-    (a) => guarded(() => get(a as unknown as CommonArgs & { names: unknown })))
+    (a) => get(a as unknown as CommonArgs & { names: unknown }))
     .command('set <assignments..>', 'set sysctls, all or nothing (all are checked first; if the kernel refuses one, those written before it are restored); prints old -> new', (c) =>
       withTarget(withJson(c))
         .positional('assignments', { type: 'string', array: true, describe: 'NAME=VALUE; sizes as 65536, 64k or 1M' })
         .example('smc-run sysctl set wmem=1M rmem=1M', 'faster SMC-D bulk transfers in this namespace')
         .example('smc-run sysctl set --target 4321 autocorking_size=0', "in a container's namespace (that of PID 4321)"),
-    (a) => guarded(() => set(a as unknown as CommonArgs & { assignments: unknown })))
+    (a) => set(a as unknown as CommonArgs & { assignments: unknown }))
     .command('export [assignments..]', 'print the settings as an OCI spec fragment, a Kubernetes pod fragment, a sysctl.d file or podman options', (c) =>
       withTarget(withJson(c))
         .positional('assignments', { type: 'string', array: true, describe: 'NAME=VALUE pairs to export instead of the current non-default values' })
@@ -94,7 +86,7 @@ function registerActions(y: Argv): Argv {
         .example('smc-run sysctl export --format k8s wmem=1M rmem=1M', 'a pod fragment for fast SMC-D bulk transfers')
         .example('smc-run sysctl export --format oci --target 4321', "a container's non-default values")
         .example('podman run $(smc-run sysctl export --format podman autocorking_size=0) IMAGE', 'a podman container with SMC autocorking off'),
-    (a) => guarded(() => exportSettings(a as unknown as CommonArgs & { assignments: unknown; format: ExportFormat; all: boolean })))
+    (a) => exportSettings(a as unknown as CommonArgs & { assignments: unknown; format: ExportFormat; all: boolean }))
     .demandCommand(1, 'name an action: list, get, set or export')
     .epilog(
       'net.smc sysctls belong to a network namespace, not to a process: a change applies to every SMC socket created afterwards ' +

@@ -135,13 +135,4 @@ export class NetlinkSocket {
     addon().closeFd(this.fd);
   }
 
-  /** Runs fn with a socket that is always closed afterwards. */
-  static with<T>(protocol: number, netnsPath: string | undefined, fn: (s: NetlinkSocket) => T): T {
-    const s = NetlinkSocket.open(protocol, netnsPath);
-    try {
-      return fn(s);
-    } finally {
-      s.close();
-    }
-  }
 }

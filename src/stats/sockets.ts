@@ -111,8 +111,6 @@ export interface SmcSocketRow extends SmcSocketInfo {
   owners?: { pid: number; command: string }[];
 }
 
-export interface ListOptions extends NamespaceTarget {}
-
 /** A sock_diag socket in the caller's or the target's namespace, with namespace errors explained. */
 export function openSockDiagFor(target: NamespaceTarget): NetlinkSocket {
   // the netlink socket belongs to the namespace it was opened in: the handle is not needed after
@@ -130,7 +128,7 @@ export function openSockDiagFor(target: NamespaceTarget): NetlinkSocket {
  * IPPROTO_SMC sockets get their addresses from the TCP socket below them (tcp-addresses.ts): one more
  * dump, made only when such a row is there.
  */
-export function listSmcSockets(opts: ListOptions = {}): SmcSocketInfo[] {
+export function listSmcSockets(opts: NamespaceTarget = {}): SmcSocketInfo[] {
   const nl = openSockDiagFor(opts);
   try {
     const rows = dumpSmcSockets(nl);

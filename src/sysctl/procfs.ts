@@ -9,6 +9,7 @@ import { addon, isSystemError } from '../native';
 import { explainNetnsError, type NetnsHandle } from '../netns';
 import { SysctlError } from './errors';
 import { keyOf, SYSCTL_NAME } from './schema';
+import { SUDO_HINT } from '../permission-hint';
 
 export const SMC_SYSCTL_DIR = '/proc/sys/net/smc';
 
@@ -29,7 +30,6 @@ export interface SmcSysctlFiles {
 }
 
 const where = (ns: NetnsHandle | undefined): string => (ns === undefined ? '' : ` in the network namespace ${ns.label}`);
-const SUDO_HINT = 'run as root, e.g. with sudo';
 
 function open(ns: NetnsHandle | undefined, path: string, flags: number): number {
   if (ns === undefined) return fs.openSync(path, flags);
