@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SUDO_HINT } from './permission-hint';
+import { processStartTime } from './proc-stat';
 
 export interface NamespaceTarget {
   /** act in the network namespace of this process */
@@ -38,21 +39,6 @@ export interface NetnsHandle {
   close(): void;
 }
 
-/**
- * The start time of a live process (field 22 of /proc/PID/stat; a PID with another start time is another
- * process), or undefined when there is none or it has exited (a zombie, state Z or X).
- */
-function startTimeOf(pid: number): string | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // the command (field 2) may hold spaces and parentheses: count from the last ')'
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[0] === 'Z' || fields[0] === 'X' ? undefined : fields[19];
-  } catch {
-    return undefined;
-  }
-}
-
 /** The initial PID namespace's inode, fixed by the kernel (PROC_PID_INIT_INO in include/linux/proc_ns.h). */
 const INITIAL_PID_NS_INODE = 0xeffffffc;
 
@@ -82,7 +68,7 @@ function openTarget(pid: number): { fd: number; label: string } {
       throw new TargetError('EPERM', `cannot open the network namespace of PID ${pid}: not permitted (${SUDO_HINT})`);
     }
     // a zombie still has /proc/PID but no namespaces any more
-    if (startTimeOf(pid) === undefined) throw noSuchProcess(pid);
+    if (processStartTime(pid) === undefined) throw noSuchProcess(pid);
     throw new TargetError('ESRCH', `PID ${pid} has no network namespace any more (it is exiting: ${code})`);
   }
 }
@@ -118,7 +104,7 @@ export function openNetns(t: NamespaceTarget): NetnsHandle | undefined {
     fs.closeSync(fd);
     throw new TargetError('EINVAL', `${label} is not a network namespace`);
   }
-  const started = pid === undefined ? undefined : startTimeOf(pid);
+  const started = pid === undefined ? undefined : processStartTime(pid);
   holdForTests();
   let open = true;
   return {
@@ -127,7 +113,7 @@ export function openNetns(t: NamespaceTarget): NetnsHandle | undefined {
     inode: st.ino,
     checkTargetAlive() {
       if (pid === undefined) return;
-      const now = startTimeOf(pid);
+      const now = processStartTime(pid);
       if (now === undefined || now !== started) {
         throw new TargetError('ESRCH', `PID ${pid} exited while the command ran`);
       }

@@ -28,6 +28,7 @@ const LAUNCH_EXAMPLES: [string, string][] = [
   ['smc-run -d npm start', 'with a debug line per socket'],
   ['smc-run --exclude 10.0.0.0/8:5432 node app.js', 'keep the database connection on TCP'],
   ['smc-run -t 1M -r 1M node bulk.js', '1 MiB SMC send/receive buffers (needs net.core.wmem_max/rmem_max >= 1M)'],
+  ['smc-run --dry-run redis-server', 'which mechanism reaches redis-server (here the LD_PRELOAD library) and what it would get'],
   ['smc-run stats sockets --pid 1234', 'SMC mode and fallback reason of each connection of a process'],
 ];
 
@@ -46,6 +47,7 @@ async function runLauncher(yargs: YargsFactory, argv: string[]): Promise<number>
     .option('sndbuf', { alias: 't', type: 'string', describe: 'SO_SNDBUF for each SMC socket (256k, 1M, ... at most 1073741823 bytes)' })
     .option('rcvbuf', { alias: 'r', type: 'string', describe: 'SO_RCVBUF for each SMC socket (256k, 1M, ... at most 1073741823 bytes)' })
     .option('no-tcp-retry', { type: 'boolean', describe: 'do not retry a connect whose SMC handshake failed over plain TCP (env SMC_RUN_TCP_RETRY=0)' })
+    .option('dry-run', { type: 'boolean', describe: 'run nothing: print how the command would be reached (mechanism=node|preload|static|go|setuid|setgid|other) and the variables it would get' })
     .option('help', { alias: 'h', type: 'boolean', describe: 'show this help' })
     .option('version', { alias: 'V', type: 'boolean', describe: 'show the version' })
     .strict()

@@ -16,7 +16,7 @@ import type { SmcDevice } from '../stats/system';
 import { getSmcDevices } from '../api/system';
 import { formatSize } from '../units';
 import { burstChecks, readBurstFacts } from './burst';
-import { DEFAULT_LAUNCH_OPTIONS, launchEnv } from '../launcher/env';
+import { LAUNCHER_PATH } from '../launcher/spawn';
 import { noticeMarkerPath } from '../hook/notice';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'info';
@@ -266,13 +266,20 @@ function checksIn(ns: NetnsHandle | undefined): { checks: Check[]; facts: Doctor
 }
 
 function preloadCheck(): Check {
-  const env = launchEnv(process.env, DEFAULT_LAUNCH_OPTIONS, `doctor-${process.pid}`);
-  // the preload starts the hook at a thread's first TCP handle operation: make one (a loopback listener)
-  const probe = "require('net').createServer().listen(0,'127.0.0.1',function(){this.close();process.stdout.write(String(globalThis[Symbol.for('smc-run.hook')]!==undefined))}).on('error',()=>process.stdout.write('false'))";
-  const r = spawnSync(process.execPath, ['-e', probe], { env, encoding: 'utf8', timeout: 60_000 });
-  const marker = noticeMarkerPath(`doctor-${process.pid}`);
+  // the launcher itself (bin/smc-run, run through sh as `node bin/smc-run` does) starts a child node; the
+  // preload starts the hook at a thread's first TCP handle operation: the child makes one (a loopback
+  // listener) and says whether the hook is there, and its session (to remove its notice marker after)
+  const probe = "require('net').createServer().listen(0,'127.0.0.1',function(){this.close();process.stdout.write(JSON.stringify({hook:globalThis[Symbol.for('smc-run.hook')]!==undefined,session:process.env.SMC_RUN_SESSION}))}).on('error',()=>process.stdout.write('{}'))";
+  const r = spawnSync('/bin/sh', [LAUNCHER_PATH, process.execPath, '-e', probe], { encoding: 'utf8', timeout: 60_000 });
+  let seen: { hook?: boolean; session?: string } = {};
+  try {
+    seen = JSON.parse(r.stdout) as typeof seen;
+  } catch {
+    /* no answer: reported below */
+  }
+  const marker = seen.session === undefined ? undefined : noticeMarkerPath(seen.session);
   if (marker !== undefined) fs.rmSync(marker, { force: true });
-  if (r.stdout === 'true') return ok('node.preload', 'the launcher preload installs the hook in a child node process');
-  const why = firstLine((r.stderr ?? '').replace(/^.*smc-run\[\d+\]: /, '')) || `exit ${r.status}`;
-  return fail('node.preload', `the launcher preload does not install the hook in a child node (${why})`);
+  if (seen.hook === true) return ok('node.preload', 'the launcher (bin/smc-run) installs the hook in a child node process');
+  const why = firstLine((r.stderr ?? '').replace(/^.*smc-run(\[\d+\])?: /, '')) || `exit ${r.status}`;
+  return fail('node.preload', `the launcher (bin/smc-run) does not install the hook in a child node (${why})`);
 }

@@ -11,6 +11,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { log } from '../log';
+import { processStartTime } from '../proc-stat';
 
 const PREFIX = 'smc-run-';
 const SUFFIX = '.notice';
@@ -68,16 +69,6 @@ function isOurMarker(file: string): boolean {
   }
 }
 
-/** Start time (clock ticks after boot) of a live process, or undefined when there is none. */
-function startTime(pid: number): string | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
-}
-
 /** Whether the process a session belongs to still runs ("PID-START", or a PID first). */
 export function sessionAlive(session: string): boolean {
   const m = /^(?:[a-z]+-)?(\d+)(?:-(\d+))?/.exec(session);
@@ -87,7 +78,7 @@ export function sessionAlive(session: string): boolean {
   // start, a few ticks after the one the launcher wrote (measured: 1278262 vs 1278260), so the program
   // swept its own marker and a child printed the notice a second time
   if (Number(m[1]) === process.pid) return true;
-  const started = startTime(Number(m[1]));
+  const started = processStartTime(Number(m[1]));
   if (started === undefined) return false;
   return m[2] === undefined || m[2] === '0' || m[2] === started;
 }

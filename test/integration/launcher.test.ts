@@ -27,6 +27,46 @@ describe('launcher', () => {
     expect(r.stdout).toMatch(/^--max-old-space-size=100 --require ".*preload\.js"\n$/);
   });
 
+  it('quotes the shim path in NODE_OPTIONS so node reads it back: spaces, double quotes, backslashes', async () => {
+    // a package root whose name needs quoting: a copy of bin/smc-run (a symlink would be resolved to the
+    // repo), with dist/ and build/ linked in; node must load the preload from that path and hook a listen
+    const top = fs.mkdtempSync(path.join(os.tmpdir(), 'smc-run-quote-'));
+    const probe = "require('net').createServer().listen(0,'127.0.0.1',function(){this.close();console.log(JSON.stringify({hook:globalThis[Symbol.for('smc-run.hook')]!==undefined,opts:process.env.NODE_OPTIONS}))})";
+    try {
+      for (const name of ['with space', 'q"uote', 'back\\slash', 'both \\" x']) {
+        const root = path.join(top, name);
+        fs.mkdirSync(path.join(root, 'bin'), { recursive: true });
+        fs.copyFileSync(BIN, path.join(root, 'bin', 'smc-run'));
+        for (const d of ['dist', 'build']) fs.symlinkSync(path.join(REPO, d), path.join(root, d));
+        const user = '--max-old-space-size=64 --title="a b"';
+        const r = await run('/bin/sh', [path.join(root, 'bin', 'smc-run'), node, '-e', probe], { NODE_OPTIONS: user, SMC_RUN_SOCKET_FAMILY: 'inet' });
+        expect(r.code, `${name}: ${r.stderr}`).toBe(0);
+        const preload = path.join(root, 'dist', 'preload.js');
+        expect(JSON.parse(r.stdout), name).toEqual({ hook: true, opts: `${user} --require "${preload.replace(/[\\"]/g, (c) => `\\${c}`)}"` });
+      }
+    } finally {
+      fs.rmSync(top, { recursive: true, force: true });
+    }
+  });
+
+  it('--dry-run prints the mechanism and the variables the program would get, and runs nothing', async () => {
+    const marker = path.join(os.tmpdir(), `smc-run-dry-${process.pid}`);
+    const r = await smcRun(['--dry-run', '-d', '--include', '10.0.0.0/8', '--no-tcp-retry', 'sh', '-c', `touch ${marker}`], { SMC_RUN_INCLUDE: '192.168.0.0/16', LD_PRELOAD: '' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.existsSync(marker)).toBe(false);
+    const got = Object.fromEntries(lines(r.stdout).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    expect(got).toEqual({
+      mechanism: 'preload',
+      NODE_OPTIONS: `--require "${path.join(REPO, 'dist', 'preload.js')}"`,
+      LD_PRELOAD: path.join(REPO, 'build', 'Release', 'smc-preload.so'),
+      SMC_RUN_SESSION: expect.stringMatching(/^\d+-\d+$/),
+      SMC_RUN_DEBUG: '1',
+      SMC_RUN_TCP_RETRY: '0',
+      SMC_RUN_INCLUDE: '192.168.0.0/16,10.0.0.0/8',
+    });
+    expect(lines((await smcRun(['--dry-run', node, '-e', '0'])).stdout)[0]).toBe('mechanism=node');
+  });
+
   it('returns the exit code of the command', async () => {
     expect((await smcRun(['sh', '-c', 'exit 7'])).code).toBe(7);
     expect((await smcRun([node, '-e', 'process.exitCode = 3'], { SMC_RUN_SOCKET_FAMILY: 'inet' })).code).toBe(3);

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { programMechanism } from '../../src/doctor/program';
+import { dryRun } from '../../src/doctor/program';
 import { buildFixture, connectProbe, debugLines, echoOf, probeOf, startServer, tempDir } from '../helpers/preload-lib';
 import { BIN, REPO, run, smcRun } from '../helpers/run';
 
@@ -198,12 +198,17 @@ describe('LD_PRELOAD library (test mode)', () => {
       const out = lines(r.stderr).filter((l) => l.startsWith('smc-run:'));
       if (line) expect(out, file).toEqual([expect.stringMatching(line)]);
       else expect(out, file).toEqual([]);
-      expect(programMechanism(file), file).toBe(mech);
+      // the launcher's dry run names the same mechanism, runs nothing, and sets LD_PRELOAD only where it helps
+      const dry = dryRun([file]);
+      expect(dry.mechanism, file).toBe(mech);
+      expect(dry.env.LD_PRELOAD, file).toBe(mech === 'preload' ? LIB : undefined);
       const doc = await smcRun(['doctor', '--no-selftest', '--json', '--cmd', file]);
-      const check = (JSON.parse(doc.stdout) as { checks: Array<{ id: string; message: string }> }).checks.find((c) => c.id === 'program.mechanism');
+      const check = (JSON.parse(doc.stdout) as { checks: Array<{ id: string; status: string; message: string }> }).checks.find((c) => c.id === 'program.mechanism');
       expect(check?.message, file).toContain(file);
+      expect(check?.status, file).toBe(mech === 'preload' ? 'ok' : 'warn');
     }
-    expect(programMechanism(process.execPath)).toBe('node');
-    expect(programMechanism(path.join(REPO, 'node_modules', '.bin', 'tsc'))).toBe('node');
+    expect(dryRun([process.execPath, '-e', '0']).mechanism).toBe('node');
+    expect(dryRun([path.join(REPO, 'node_modules', '.bin', 'tsc')]).mechanism).toBe('node');
+    expect(() => dryRun([path.join(dir, 'no-such-program')])).toThrow(/^command not found: /);
   });
 });

@@ -32,6 +32,8 @@ describe.runIf(EXPECT_MODE === 'smcd')('doctor on SMC-D', () => {
     const r = await smcRun(['doctor']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/\[ok {2}\] SMC-D: an ISMv2 device is registered/);
+    // bin/smc-run itself launched a child node, and its preload installed the hook there
+    expect(r.stdout).toMatch(/\[ok {2}\] the launcher \(bin\/smc-run\) installs the hook in a child node process/);
     expect(r.stdout).toMatch(/\[ok {2}\] loopback connection 127\.0\.0\.1: client SMC-D, server SMC-D/);
     expect(r.stdout).toMatch(/SMC is ready/);
   });
