@@ -32,8 +32,10 @@ struct Result {
 Result OpenInNamespace(const std::string& nsPath, const std::string& kind, const std::string& path, int arg) {
   Result r;
   try {
-    // test hook: the failure path without exhausting the machine's thread limit
-    if (std::getenv("SMC_RUN_TEST_THREAD_FAIL") != nullptr) throw std::system_error(EAGAIN, std::generic_category());
+    // test hook (test/integration/shim.test.ts): the failure path without exhausting the machine's thread
+    // limit; read once, on the first call (the JS thread: the caller joins the worker)
+    static const bool fail_thread = std::getenv("SMC_RUN_TEST_THREAD_FAIL") != nullptr;
+    if (fail_thread) throw std::system_error(EAGAIN, std::generic_category());
     std::thread worker([&] {
       UniqueFd ns(open(nsPath.c_str(), O_RDONLY | O_CLOEXEC));
       if (!ns.valid()) { r.err = errno; r.syscall = "open"; return; }

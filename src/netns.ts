@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SUDO_HINT } from './permission-hint';
 import { processStartTime } from './proc-stat';
+import { holdForTests } from './test-hooks';
 
 export interface NamespaceTarget {
   /** act in the network namespace of this process */
@@ -105,7 +106,7 @@ export function openNetns(t: NamespaceTarget): NetnsHandle | undefined {
     throw new TargetError('EINVAL', `${label} is not a network namespace`);
   }
   const started = pid === undefined ? undefined : processStartTime(pid);
-  holdForTests();
+  holdForTests('netns');
   let open = true;
   return {
     path: `/proc/self/fd/${fd}`,
@@ -123,12 +124,6 @@ export function openNetns(t: NamespaceTarget): NetnsHandle | undefined {
       open = false;
     },
   };
-}
-
-/** Test hook: holds the command just after it opened the namespace, so a test can end the target then. */
-function holdForTests(): void {
-  const ms = Number(process.env.SMC_RUN_TEST_NETNS_HOLD_MS ?? 0);
-  if (ms > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /** Runs fn with the target's namespace open (undefined = the caller's own), and closes it after. */

@@ -10,6 +10,7 @@ import type { NamespaceTarget } from './netns';
 import { NetlinkSocket } from './netlink/socket';
 import { findSmcMessagesAsync, openSockDiag, parseSmcDiagMessage } from './netlink/sockdiag';
 import { DumpPacer } from './stats/dump-pacing';
+import { dumpPacingForTests } from './test-hooks';
 import { readDevices, readLinkGroups, readSmcSockets, readSystemStats } from './stats/async-readings';
 import { AF_SMC, IPPROTO_SMC, SOL_SOCKET, SO_DOMAIN, SO_PROTOCOL } from './constants';
 import { familyOf, fdOf, openSockDiagFor, tcpInfo, toSocketInfo, withOwnAddresses, type SmcSocketInfo } from './stats/sockets';
@@ -45,8 +46,8 @@ const MAX_DUMPS = 3;
 let waiting: Pending[] = [];
 let scheduled = false;
 let inFlight = false;
-/** SMC_RUN_TEST_DUMP_PACING=0: dumps back to back, the bench's comparison (bench/observability-scale.cjs) */
-const pacer = new DumpPacer(process.env.SMC_RUN_TEST_DUMP_PACING === '0' ? 0 : 1);
+/** paced unless the bench compares without (src/test-hooks.ts) */
+const pacer = new DumpPacer(dumpPacingForTests() ? 1 : 0);
 
 /** One dump in the caller's namespace, off the main thread, keeping only the rows of these inodes. */
 async function dumpRows(inodes: bigint[]): Promise<Map<bigint, Buffer> | undefined> {

@@ -10,6 +10,7 @@ import { explainNetnsError, type NetnsHandle } from '../netns';
 import { SysctlError } from './errors';
 import { keyOf, SYSCTL_NAME } from './schema';
 import { SUDO_HINT } from '../permission-hint';
+import { holdForTests } from '../test-hooks';
 
 export const SMC_SYSCTL_DIR = '/proc/sys/net/smc';
 
@@ -96,12 +97,6 @@ function readFd(fd: number): string {
   return Buffer.concat(chunks).toString('utf8').replace(/\n$/, '');
 }
 
-/** Test hook: holds the command after each write, so a test can end a --target between two writes. */
-function holdAfterWriteForTests(): void {
-  const ms = Number(process.env.SMC_RUN_TEST_SYSCTL_HOLD_MS ?? 0);
-  if (ms > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
 /** Opens the sysctl directory of a namespace (a handle from openNetns, undefined = our own). */
 export function openSmcSysctls(ns: NetnsHandle | undefined): SmcSysctlFiles {
   const names = discover(ns);
@@ -144,7 +139,7 @@ export function openSmcSysctls(ns: NetnsHandle | undefined): SmcSysctlFiles {
       // a --target that exited since the namespace was opened: nothing more is written for it
       ns?.checkTargetAlive();
       writeValue(name, text);
-      holdAfterWriteForTests();
+      holdForTests('sysctl');
     },
     restore(name, text) {
       writeValue(name, text);
