@@ -4,6 +4,8 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { listSmcSockets, type SmcSocketInfo } from '../../src/stats/sockets';
 import { BIN, REPO, run, type RunResult } from './run';
 
 export interface Probe {
@@ -34,6 +36,17 @@ export function buildFixture(dir: string, name: string, out = name, flags: strin
 }
 
 export const tempDir = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'smc-run-preload-'));
+
+/** A test file's set-up: a temp dir with sockprobe built in it before the tests, removed after them. */
+export function sockprobeFixture(): { dir: string; probe: string } {
+  const fx = { dir: '', probe: '' };
+  beforeAll(() => {
+    fx.dir = tempDir();
+    fx.probe = buildFixture(fx.dir, 'sockprobe');
+  });
+  afterAll(() => fs.rmSync(fx.dir, { recursive: true, force: true }));
+  return fx;
+}
 
 export const jsonLines = (s: string): Record<string, unknown>[] =>
   s.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -81,3 +94,19 @@ export const connectProbe = (sockprobe: string, launcherArgs: string[], env: Nod
 
 /** The library's own debug lines (text format) in stderr. */
 export const debugLines = (stderr: string): string[] => stderr.split('\n').filter((l) => /^DEBUG: smc-run\[\d+\]: /.test(l)).map((l) => l.replace(/^DEBUG: smc-run\[\d+\]: /, ''));
+
+/**
+ * Both ends of the connections to PORT as sock_diag sees them, polled until fn says done (that poll) or
+ * 20 s (then the last poll that saw any, so that a failure shows what was there).
+ */
+export async function ends(port: number, done: (server: SmcSocketInfo[], client: SmcSocketInfo[]) => boolean): Promise<{ server: SmcSocketInfo[]; client: SmcSocketInfo[] }> {
+  let last = { server: [] as SmcSocketInfo[], client: [] as SmcSocketInfo[] };
+  for (let i = 0; i < 100; i++) {
+    const all = listSmcSockets().filter((s) => !s.listening);
+    const now = { server: all.filter((s) => s.local.port === port), client: all.filter((s) => s.remote.port === port) };
+    if (done(now.server, now.client)) return now;
+    if (now.server.length + now.client.length > 0) last = now;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return last;
+}

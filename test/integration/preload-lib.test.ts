@@ -4,9 +4,9 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dryRun } from '../../src/doctor/program';
-import { buildFixture, connectProbe, debugLines, echoOf, probeOf, startServer, tempDir } from '../helpers/preload-lib';
+import { buildFixture, sockprobeFixture, connectProbe, debugLines, echoOf, probeOf, startServer } from '../helpers/preload-lib';
 import { BIN, REPO, run, smcRun } from '../helpers/run';
 
 const TEST = { SMC_RUN_SOCKET_FAMILY: 'inet' };
@@ -14,17 +14,11 @@ const LIB = path.join(REPO, 'build', 'Release', 'smc-preload.so');
 const lines = (s: string): string[] => s.split('\n').filter((l) => l.trim() !== '');
 
 describe('LD_PRELOAD library (test mode)', () => {
-  let dir: string;
-  let probe: string;
-  beforeAll(() => {
-    dir = tempDir();
-    probe = buildFixture(dir, 'sockprobe');
-  });
-  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const fx = sockprobeFixture();
 
   it('swaps a blocking client and a listener in place: same fd, flags and options, data intact', async () => {
-    const srv = await startServer(probe, ['-d'], TEST);
-    const c = await connectProbe(probe, ['-d'], TEST, '127.0.0.1', srv.port, ['bytes=300000']);
+    const srv = await startServer(fx.probe, ['-d'], TEST);
+    const c = await connectProbe(fx.probe, ['-d'], TEST, '127.0.0.1', srv.port, ['bytes=300000']);
     await srv.done;
     expect(c.code, c.stderr).toBe(0);
     expect(probeOf(c)).toMatchObject({ replaced: true, rc: 0, errno: '', fd: 3, nonblock: false, cloexec: true, keepalive: 1, nodelay: 1, sndbuf: 131072 });
@@ -36,16 +30,16 @@ describe('LD_PRELOAD library (test mode)', () => {
   });
 
   it('keeps O_NONBLOCK for a non-blocking connect (EINPROGRESS, then poll and SO_ERROR)', async () => {
-    const srv = await startServer(probe, [], TEST);
-    const c = await connectProbe(probe, ['-d'], TEST, '127.0.0.1', srv.port, ['nonblock']);
+    const srv = await startServer(fx.probe, [], TEST);
+    const c = await connectProbe(fx.probe, ['-d'], TEST, '127.0.0.1', srv.port, ['nonblock']);
     await srv.done;
     expect(probeOf(c)).toMatchObject({ replaced: true, rc: 0, errno: '', nonblock: true, cloexec: true, keepalive: 1, nodelay: 1 });
     expect(echoOf(c)?.echo).toBe(true);
   });
 
   it('binds the new socket where the program bound the old one', async () => {
-    const srv = await startServer(probe, [], TEST);
-    const c = await connectProbe(probe, [], TEST, '127.0.0.1', srv.port, ['bind']);
+    const srv = await startServer(fx.probe, [], TEST);
+    const c = await connectProbe(fx.probe, [], TEST, '127.0.0.1', srv.port, ['bind']);
     await srv.done;
     const p = probeOf(c);
     expect(p).toMatchObject({ replaced: true, rc: 0 });
@@ -55,21 +49,21 @@ describe('LD_PRELOAD library (test mode)', () => {
   });
 
   it('IPv6: the listener keeps IPV6_V6ONLY; a v4-mapped destination is matched as IPv4', async () => {
-    const srv = await startServer(probe, [], TEST, '::1', 1, ['v6only']);
+    const srv = await startServer(fx.probe, [], TEST, '::1', 1, ['v6only']);
     expect(probeOf({ ...srv.out(), code: 0, signal: null }, 'listen')).toMatchObject({ replaced: true, v6only: 1 });
-    const c = await connectProbe(probe, ['-d'], TEST, '::1', srv.port);
+    const c = await connectProbe(fx.probe, ['-d'], TEST, '::1', srv.port);
     await srv.done;
     expect(probeOf(c)).toMatchObject({ replaced: true, rc: 0 });
     expect(debugLines(c.stderr)).toEqual([`connect ::1:${srv.port} on inet (test mode) fd 3`]);
-    const dual = await startServer(probe, [], TEST, '::', 1);
-    const m = await connectProbe(probe, ['-d', '--exclude', '127.0.0.1'], TEST, '::ffff:127.0.0.1', dual.port);
+    const dual = await startServer(fx.probe, [], TEST, '::', 1);
+    const m = await connectProbe(fx.probe, ['-d', '--exclude', '127.0.0.1'], TEST, '::ffff:127.0.0.1', dual.port);
     await dual.done;
     expect(probeOf(m)).toMatchObject({ replaced: false, rc: 0 });
     expect(debugLines(m.stderr)).toEqual([`connect ::ffff:127.0.0.1:${dual.port} excluded by policy: plain TCP`]);
   });
 
   it('the policy decides by destination: --exclude and --include as the Node shim reads them', async () => {
-    const srv = await startServer(probe, [], TEST, '127.0.0.1', 4);
+    const srv = await startServer(fx.probe, [], TEST, '127.0.0.1', 4);
     const p = srv.port;
     const cases: Array<[string[], boolean]> = [
       [['--exclude', `127.0.0.1:${p}`], false],
@@ -78,7 +72,7 @@ describe('LD_PRELOAD library (test mode)', () => {
       [['--include', '127.0.0.0/8', '--exclude', `*:${p}`], false],
     ];
     for (const [args, smc] of cases) {
-      const c = await connectProbe(probe, ['-d', ...args], TEST, '127.0.0.1', p);
+      const c = await connectProbe(fx.probe, ['-d', ...args], TEST, '127.0.0.1', p);
       expect(probeOf(c)?.replaced, args.join(' ')).toBe(smc);
       expect(echoOf(c)?.echo, args.join(' ')).toBe(true);
       expect(debugLines(c.stderr), args.join(' ')).toEqual([smc ? `connect 127.0.0.1:${p} on inet (test mode) fd 3` : `connect 127.0.0.1:${p} excluded by policy: plain TCP`]);
@@ -87,24 +81,24 @@ describe('LD_PRELOAD library (test mode)', () => {
   });
 
   it('a listener on a wildcard address is SMC unless a rule excludes every address', async () => {
-    const a = await startServer(probe, ['--include', '10.0.0.0/8'], TEST, '0.0.0.0', 0);
+    const a = await startServer(fx.probe, ['--include', '10.0.0.0/8'], TEST, '0.0.0.0', 0);
     expect(probeOf({ ...a.out(), code: 0, signal: null }, 'listen')?.replaced).toBe(true);
-    const b = await startServer(probe, ['--exclude', '0.0.0.0/0'], TEST, '0.0.0.0', 0);
+    const b = await startServer(fx.probe, ['--exclude', '0.0.0.0/0'], TEST, '0.0.0.0', 0);
     expect(probeOf({ ...b.out(), code: 0, signal: null }, 'listen')?.replaced).toBe(false);
     await Promise.all([a.done, b.done]);
   });
 
   it('keeps errno: ECONNREFUSED from a refused connect, untouched on success', async () => {
-    const srv = await startServer(probe, [], TEST, '127.0.0.1', 0);
+    const srv = await startServer(fx.probe, [], TEST, '127.0.0.1', 0);
     await srv.done; // port now closed
-    const c = await connectProbe(probe, [], TEST, '127.0.0.1', srv.port);
+    const c = await connectProbe(fx.probe, [], TEST, '127.0.0.1', srv.port);
     expect(c.code, c.stderr).toBe(0); // sockprobe exits 3 when a successful connect changed errno
     expect(probeOf(c)).toMatchObject({ replaced: true, rc: -1, errno: 'ECONNREFUSED' });
   });
 
   it('SMC_RUN_DISABLE=1: nothing is swapped', async () => {
-    const srv = await startServer(probe, [], { ...TEST, SMC_RUN_DISABLE: '1' });
-    const c = await connectProbe(probe, ['-d'], { ...TEST, SMC_RUN_DISABLE: '1' }, '127.0.0.1', srv.port);
+    const srv = await startServer(fx.probe, [], { ...TEST, SMC_RUN_DISABLE: '1' });
+    const c = await connectProbe(fx.probe, ['-d'], { ...TEST, SMC_RUN_DISABLE: '1' }, '127.0.0.1', srv.port);
     await srv.done;
     expect(probeOf(c)?.replaced).toBe(false);
     expect(probeOf({ ...srv.out(), code: 0, signal: null }, 'listen')?.replaced).toBe(false);
@@ -112,9 +106,9 @@ describe('LD_PRELOAD library (test mode)', () => {
   });
 
   it('TCP retry: a blocking connect whose SMC handshake failed is connected again over TCP, once noticed', async () => {
-    const srv = await startServer(probe, [], TEST, '127.0.0.1', 2);
+    const srv = await startServer(fx.probe, [], TEST, '127.0.0.1', 2);
     const env = { ...TEST, SMC_RUN_TEST_CONNECT_FAULT: 'ECONNRESET' };
-    const c = await connectProbe(probe, ['-d'], env, '127.0.0.1', srv.port);
+    const c = await connectProbe(fx.probe, ['-d'], env, '127.0.0.1', srv.port);
     expect(probeOf(c)).toMatchObject({ replaced: true, rc: 0, errno: '', fd: 3, cloexec: true, keepalive: 1, nodelay: 1, sndbuf: 131072 });
     expect(echoOf(c)?.echo).toBe(true);
     expect(debugLines(c.stderr)).toEqual([
@@ -123,14 +117,14 @@ describe('LD_PRELOAD library (test mode)', () => {
     ]);
     expect(lines(c.stderr).filter((l) => l.startsWith('WARN:'))).toHaveLength(1);
     // non-blocking: the failure would surface later, through SO_ERROR/poll; no retry (README)
-    const nb = await connectProbe(probe, ['-d'], env, '127.0.0.1', srv.port, ['nonblock']);
+    const nb = await connectProbe(fx.probe, ['-d'], env, '127.0.0.1', srv.port, ['nonblock']);
     await srv.done;
     expect(debugLines(nb.stderr)).toEqual([`connect 127.0.0.1:${srv.port} on inet (test mode) fd 3`]);
   });
 
   it('-t: the size goes to the SMC socket, debug line as the Node shim writes it', async () => {
-    const srv = await startServer(probe, [], TEST);
-    const c = await connectProbe(probe, ['-d', '-r', '64k'], TEST, '127.0.0.1', srv.port);
+    const srv = await startServer(fx.probe, [], TEST);
+    const c = await connectProbe(fx.probe, ['-d', '-r', '64k'], TEST, '127.0.0.1', srv.port);
     await srv.done;
     expect(debugLines(c.stderr)[0]).toMatch(/^rcvbuf requested 64k, effective \d+k? \{"fd":\d+\}$/);
   });
@@ -153,7 +147,7 @@ describe('LD_PRELOAD library (test mode)', () => {
   });
 
   it('LD_PRELOAD: appended to the user\'s, never twice; not set for node', async () => {
-    const other = path.join(dir, 'other.so');
+    const other = path.join(fx.dir, 'other.so');
     execFileSync('gcc', ['-shared', '-fPIC', '-o', other, '-x', 'c', '/dev/null']);
     const r = await smcRun(['sh', '-c', 'echo "$LD_PRELOAD"'], { LD_PRELOAD: other });
     expect(r.stdout.trim()).toBe(`${other}:${LIB}`);
@@ -180,15 +174,15 @@ describe('LD_PRELOAD library (test mode)', () => {
 
   it('names programs it cannot reach in one line, and doctor --cmd says the same', async () => {
     const cases: Array<[string, string, RegExp | undefined]> = [
-      [buildFixture(dir, 'fakego', 'static-c', ['-static', '-DNOGO']), 'static', /^smc-run: static-c is statically linked: LD_PRELOAD cannot reach it, its connections stay TCP$/],
-      [buildFixture(dir, 'fakego', 'gobin'), 'go', /^smc-run: gobin is a Go program \(its socket calls bypass libc\): LD_PRELOAD cannot reach it/],
-      [buildFixture(dir, 'fakego', 'gobin-far', ['-DPAD']), 'go', /^smc-run: gobin-far is a Go program/],
-      [buildFixture(dir, 'fakego', 'gobin-static', ['-static']), 'go', /^smc-run: gobin-static is a Go program/],
-      [probe, 'preload', undefined],
+      [buildFixture(fx.dir, 'fakego', 'static-c', ['-static', '-DNOGO']), 'static', /^smc-run: static-c is statically linked: LD_PRELOAD cannot reach it, its connections stay TCP$/],
+      [buildFixture(fx.dir, 'fakego', 'gobin'), 'go', /^smc-run: gobin is a Go program \(its socket calls bypass libc\): LD_PRELOAD cannot reach it/],
+      [buildFixture(fx.dir, 'fakego', 'gobin-far', ['-DPAD']), 'go', /^smc-run: gobin-far is a Go program/],
+      [buildFixture(fx.dir, 'fakego', 'gobin-static', ['-static']), 'go', /^smc-run: gobin-static is a Go program/],
+      [fx.probe, 'preload', undefined],
     ];
     if (process.getuid?.() === 0) {
-      const suid = path.join(dir, 'suid-probe');
-      fs.copyFileSync(probe, suid);
+      const suid = path.join(fx.dir, 'suid-probe');
+      fs.copyFileSync(fx.probe, suid);
       fs.chownSync(suid, 65534, 65534);
       fs.chmodSync(suid, 0o4755);
       cases.push([suid, 'setuid', /^smc-run: suid-probe is setuid: the loader ignores LD_PRELOAD for it, its connections stay TCP$/]);
@@ -209,6 +203,6 @@ describe('LD_PRELOAD library (test mode)', () => {
     }
     expect(dryRun([process.execPath, '-e', '0']).mechanism).toBe('node');
     expect(dryRun([path.join(REPO, 'node_modules', '.bin', 'tsc')]).mechanism).toBe('node');
-    expect(() => dryRun([path.join(dir, 'no-such-program')])).toThrow(/^command not found: /);
+    expect(() => dryRun([path.join(fx.dir, 'no-such-program')])).toThrow(/^command not found: /);
   });
 });

@@ -36,8 +36,10 @@ cd "$REPO"
 [ -e build/Release/smc_run.node ] || npx node-gyp rebuild >/dev/null
 [ -s dist/preload.js ] && [ -s dist/cli.mjs ] || die "dist/ is not built: run npm run build:ts first (npm run test:kernel does)"
 
-# tools the guests run from the host root they boot from: Prometheus (and promtool) for the exporter test
-case " ${selected[*]} " in *" smcd-"*) apt_need prometheus ;; esac
+# tools the guests run from the host root they boot from: Prometheus (and promtool) for the exporter test,
+# and the LD_PRELOAD library's programs (test/kernel/smcd/preload-lib.test.ts: both SMC-D lanes run it);
+# none of them is ever started on the host
+case " ${selected[*]} " in *" smcd-"*) apt_need prometheus redis-server redis-tools python3 nginx curl ;; esac
 
 rc=0
 summary=()

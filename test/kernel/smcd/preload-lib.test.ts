@@ -1,50 +1,30 @@
-// The LD_PRELOAD library on SMC-D (loopback-ism): C, Python and Redis programs under the launcher, both
-// ends read through sock_diag (listSmcSockets, what `smc-run stats sockets` shows) while the connection
-// is open, data checked end to end. Debian packages from the host's root: python3, redis-server,
-// redis-tools (the lane script installs them on the host).
+// The LD_PRELOAD library on SMC-D (loopback-ism): C, Python, nginx and Redis programs under the launcher,
+// both ends read through sock_diag (listSmcSockets, what `smc-run stats sockets` shows) while the
+// connection is open, data checked end to end. Debian packages from the host's root: python3, nginx, curl,
+// redis-server, redis-tools (the lane script installs them on the host).
 import { spawn } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listSmcSockets, type SmcSocketInfo } from '../../../src/stats/sockets';
-import { buildFixture, connectProbe, echoOf, probeOf, startServer, tempDir } from '../../helpers/preload-lib';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { SmcSocketInfo } from '../../../src/stats/sockets';
+import { sockprobeFixture, connectProbe, debugLines, echoOf, ends, probeOf, startServer } from '../../helpers/preload-lib';
 import { BIN, run, smcRun } from '../../helpers/run';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Both ends of the connections to PORT as sock_diag sees them, polled until fn says done or 20 s. */
-async function ends(port: number, done: (server: SmcSocketInfo[], client: SmcSocketInfo[]) => boolean): Promise<{ server: SmcSocketInfo[]; client: SmcSocketInfo[] }> {
-  let server: SmcSocketInfo[] = [];
-  let client: SmcSocketInfo[] = [];
-  for (let i = 0; i < 100; i++) {
-    const all = listSmcSockets().filter((s) => !s.listening);
-    server = all.filter((s) => s.local.port === port);
-    client = all.filter((s) => s.remote.port === port);
-    if (done(server, client)) break;
-    await sleep(200);
-  }
-  return { server, client };
-}
 const smcd = (s: SmcSocketInfo[], c: SmcSocketInfo[]): boolean => s.some((x) => x.mode === 'smcd') && c.some((x) => x.mode === 'smcd');
 
 describe('LD_PRELOAD library on SMC-D', () => {
-  let dir: string;
-  let probe: string;
+  const fx = sockprobeFixture();
   const t0 = Date.now();
-  beforeAll(() => {
-    dir = tempDir();
-    probe = buildFixture(dir, 'sockprobe');
-  });
   afterAll(() => {
-    fs.rmSync(dir, { recursive: true, force: true });
     console.log(`preload-lib (smcd): ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   });
 
   for (const mode of ['blocking', 'nonblock'] as const) {
     it(`C server and C client (${mode} connect): both ends SMC-D, 1 MiB echoed intact`, async () => {
-      const srv = await startServer(probe, [], {});
-      const client = connectProbe(probe, [], {}, '127.0.0.1', srv.port, ['bytes=1048576', 'hold=3000', ...(mode === 'nonblock' ? ['nonblock'] : [])]);
+      const srv = await startServer(fx.probe, [], {});
+      const client = connectProbe(fx.probe, [], {}, '127.0.0.1', srv.port, ['bytes=1048576', 'hold=3000', ...(mode === 'nonblock' ? ['nonblock'] : [])]);
       const seen = await ends(srv.port, smcd);
       const c = await client;
       await srv.done;
@@ -57,8 +37,8 @@ describe('LD_PRELOAD library on SMC-D', () => {
   }
 
   it('--exclude keeps one destination on TCP for a C client (the SMC listener serves it as a fallback)', async () => {
-    const srv = await startServer(probe, [], {}, '127.0.0.1', 1);
-    const client = connectProbe(probe, ['--exclude', `127.0.0.1:${srv.port}`], {}, '127.0.0.1', srv.port, ['hold=3000']);
+    const srv = await startServer(fx.probe, [], {}, '127.0.0.1', 1);
+    const client = connectProbe(fx.probe, ['--exclude', `127.0.0.1:${srv.port}`], {}, '127.0.0.1', srv.port, ['hold=3000']);
     const seen = await ends(srv.port, (s) => s.length > 0);
     const c = await client;
     await srv.done;
@@ -71,9 +51,9 @@ describe('LD_PRELOAD library on SMC-D', () => {
 
   it('python3 -m http.server and a Python client: both ends SMC-D, the file intact', async () => {
     const file = crypto.randomBytes(1 << 20);
-    fs.writeFileSync(path.join(dir, 'blob'), file);
+    fs.writeFileSync(path.join(fx.dir, 'blob'), file);
     const port = 20000 + (process.pid % 20000);
-    const server = spawn(BIN, ['python3', '-m', 'http.server', '--protocol', 'HTTP/1.1', '--bind', '127.0.0.1', '--directory', dir, String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const server = spawn(BIN, ['python3', '-m', 'http.server', '--protocol', 'HTTP/1.1', '--bind', '127.0.0.1', '--directory', fx.dir, String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = new Promise((r) => server.on('close', r));
     try {
       const client = "import http.client,hashlib,sys,time\nfor i in range(300):\n  try:\n    c=http.client.HTTPConnection('127.0.0.1',int(sys.argv[1]));c.request('GET','/blob');r=c.getresponse();break\n  except ConnectionRefusedError: time.sleep(0.1)\nb=r.read()\nprint(r.status,len(b),hashlib.sha256(b).hexdigest(),flush=True)\ntime.sleep(3)\n";
@@ -90,9 +70,59 @@ describe('LD_PRELOAD library on SMC-D', () => {
     }
   });
 
+  it('nginx (master and worker) serving a file to curl and to Node fetch, all under smc-run: SMC-D both ends, the file intact', async () => {
+    const www = path.join(fx.dir, 'www');
+    fs.mkdirSync(www);
+    // the worker runs as nobody: it must reach the file through the temp fx.dir
+    fs.chmodSync(fx.dir, 0o755);
+    const file = crypto.randomBytes(1 << 20);
+    fs.writeFileSync(path.join(www, 'blob'), file, { mode: 0o644 });
+    const sha = crypto.createHash('sha256').update(file).digest('hex');
+    const port = 30000 + (process.pid % 10000);
+    const tmp = (n: string): string => `${n}_temp_path ${path.join(fx.dir, `ngx-${n}`)};`;
+    fs.writeFileSync(path.join(fx.dir, 'nginx.conf'), [
+      'daemon off;', 'master_process on;', 'worker_processes 1;', `pid ${path.join(fx.dir, 'nginx.pid')};`, 'error_log stderr;',
+      'events { worker_connections 64; }',
+      // sendfile as in Debian's own nginx.conf: the file goes through the SMC socket's splice path; paced
+      // to about 4 s a response, so that sock_diag sees each connection while it is open (curl's own
+      // --limit-rate took 1.1 s for the 1 MiB here)
+      `http { access_log off; sendfile on; limit_rate 256k; ${['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(tmp).join(' ')}`,
+      `  server { listen 127.0.0.1:${port}; root ${www}; } }`, ''].join('\n'));
+    const server = spawn(BIN, ['nginx', '-p', fx.dir, '-e', 'stderr', '-c', path.join(fx.dir, 'nginx.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let serverErr = '';
+    server.stderr.on('data', (d: Buffer) => { serverErr += d.toString(); });
+    const exited = new Promise((r) => server.on('close', r));
+    try {
+      const url = `http://127.0.0.1:${port}/blob`;
+      for (let i = 0; i < 100 && (await run('curl', ['-sfI', '-o', '/dev/null', url])).code !== 0; i++) await sleep(200);
+      const out = path.join(fx.dir, 'curl.out');
+      const curl = smcRun(['-d', 'curl', '-sSf', '-o', out, url]);
+      const seenCurl = await ends(port, smcd);
+      const c = await curl;
+      expect(c.code, c.stderr + serverErr).toBe(0);
+      expect(crypto.createHash('sha256').update(fs.readFileSync(out)).digest('hex')).toBe(sha);
+      // Node's fetch (the Node shim, not the library): its keep-alive connection stays open after the body
+      const client = "const [url, port] = process.argv.slice(1); fetch(url).then(async (r) => { const b = Buffer.from(await r.arrayBuffer()); console.log(r.status, b.length, require('node:crypto').createHash('sha256').update(b).digest('hex')); setTimeout(() => {}, 3000); });";
+      const fetchRun = smcRun(['node', '-e', client, url, String(port)]);
+      const seenFetch = await ends(port, (s, cl) => smcd(s, cl) && cl.length > 0);
+      const f = await fetchRun;
+      console.log(`nginx: curl (${debugLines(c.stderr).join(' | ')}) server ${seenCurl.server.map((s) => s.mode)}, client ${seenCurl.client.map((s) => s.mode)}; fetch server ${seenFetch.server.map((s) => s.mode)}, client ${seenFetch.client.map((s) => s.mode)}`);
+      expect(f.stdout.trim(), f.stderr).toBe(`200 ${file.length} ${sha}`);
+      expect(seenCurl.server.map((s) => s.mode)).toContain('smcd');
+      expect(seenCurl.client.map((s) => s.mode)).toEqual(['smcd']);
+      // curl's connection may still be closing beside fetch's (it reads 'none' then): nothing fell back
+      expect(seenFetch.server.map((s) => s.mode)).toContain('smcd');
+      expect(seenFetch.client.map((s) => s.mode)).toContain('smcd');
+      expect(seenFetch.server.concat(seenFetch.client).filter((s) => s.mode !== 'smcd' && s.mode !== 'none')).toEqual([]);
+    } finally {
+      server.kill('SIGTERM');
+      await exited;
+    }
+  });
+
   it('redis-server and redis-benchmark / redis-cli under smc-run: SMC-D both ends, a 256 KiB value intact', async () => {
     const port = 40000 + (process.pid % 20000);
-    const server = spawn(BIN, ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const server = spawn(BIN, ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', fx.dir, '--daemonize', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = new Promise((r) => server.on('close', r));
     try {
       const cli = (...args: string[]) => smcRun(['redis-cli', '-p', String(port), ...args]);
