@@ -15,8 +15,11 @@ export const SMC_DIAG_FALLBACK = 5;
 
 const SOCKID_LEN = 48;
 const SMC_DIAG_MSG_LEN = 64;
+// struct smc_diag_msg: family, state, mode, shutdown (a byte each), then these
+const SMC_DIAG_ID_OFFSET = 4;
+const SMC_DIAG_UID_OFFSET = SMC_DIAG_ID_OFFSET + SOCKID_LEN;
 /** smc_diag_msg.diag_inode: a host-order u64 */
-const SMC_DIAG_INODE_OFFSET = 56;
+const SMC_DIAG_INODE_OFFSET = SMC_DIAG_UID_OFFSET + 4;
 const CONNINFO_LEN = 76;
 const LINKINFO_LEN = 146;
 const IB_DEVICE_NAME_MAX = 64;
@@ -214,9 +217,9 @@ export function parseSmcDiagMessage(payload: Buffer): SmcDiagRow {
     mode: MODES[modeCode] ?? 'unknown',
     modeCode,
     shutdown: payload.readUInt8(3),
-    id: parseSockId(payload, 4),
-    uid: u32(payload, 52),
-    inode: u64(payload, 56),
+    id: parseSockId(payload, SMC_DIAG_ID_OFFSET),
+    uid: u32(payload, SMC_DIAG_UID_OFFSET),
+    inode: u64(payload, SMC_DIAG_INODE_OFFSET),
     conninfo: conn === undefined ? undefined : parseConnInfo(conn),
     lgrinfo: lgr === undefined ? undefined : parseLgrInfo(lgr),
     dmbinfo: dmb === undefined ? undefined : parseDmbInfo(dmb),
@@ -241,7 +244,7 @@ export function findSmcSocketByInode(nl: NetlinkSocket, inode: bigint, ext = all
   const msgs = nl.request(SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, buildSmcDiagRequest(ext), 'SMC sock_diag dump');
   for (const m of msgs) {
     if (m.type !== SOCK_DIAG_BY_FAMILY || m.payload.length < SMC_DIAG_MSG_LEN) continue;
-    if (u64(m.payload, 56) === inode) return parseSmcDiagMessage(m.payload);
+    if (u64(m.payload, SMC_DIAG_INODE_OFFSET) === inode) return parseSmcDiagMessage(m.payload);
   }
   return undefined;
 }
