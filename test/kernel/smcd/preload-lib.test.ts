@@ -120,13 +120,19 @@ describe('LD_PRELOAD library on SMC-D', () => {
     }
   });
 
-  it('redis-server and redis-benchmark / redis-cli under smc-run: SMC-D both ends, a 256 KiB value intact', async () => {
-    const port = 40000 + (process.pid % 20000);
+  /** redis-server under smc-run on 127.0.0.1:port, answering PING through redis-cli under smc-run. */
+  async function startRedis(port: number): Promise<{ cli: (...args: string[]) => ReturnType<typeof smcRun>; stop: () => Promise<unknown> }> {
     const server = spawn(BIN, ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', fx.dir, '--daemonize', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = new Promise((r) => server.on('close', r));
+    const cli = (...args: string[]) => smcRun(['redis-cli', '-p', String(port), ...args]);
+    for (let i = 0; i < 100 && (await cli('PING')).stdout.trim() !== 'PONG'; i++) await sleep(200);
+    return { cli, stop: () => { server.kill('SIGTERM'); return exited; } };
+  }
+
+  it('redis-server and redis-benchmark / redis-cli under smc-run: SMC-D both ends, a 256 KiB value intact', async () => {
+    const port = 40000 + (process.pid % 20000);
+    const { cli, stop } = await startRedis(port);
     try {
-      const cli = (...args: string[]) => smcRun(['redis-cli', '-p', String(port), ...args]);
-      for (let i = 0; i < 100 && (await cli('PING')).stdout.trim() !== 'PONG'; i++) await sleep(200);
       const value = crypto.randomBytes(128 << 10).toString('hex');
       expect((await run(BIN, ['redis-cli', '-p', String(port), '-x', 'SET', 'k'], {}, { input: value })).stdout.trim()).toBe('OK');
       expect((await cli('--no-raw', 'STRLEN', 'k')).stdout.trim()).toBe(`(integer) ${value.length}`);
@@ -142,8 +148,25 @@ describe('LD_PRELOAD library on SMC-D', () => {
       // handshake or already released while they close read 'none' (no SMC connection in place)
       expect(seen.server.concat(seen.client).filter((s) => s.mode !== 'smcd' && s.mode !== 'none')).toEqual([]);
     } finally {
-      server.kill('SIGTERM');
-      await exited;
+      await stop();
+    }
+  });
+
+  it('redis-server under smc-run and a Node ioredis client under smc-run: SMC-D both ends, a 256 KiB value and a 1,000-pair pipeline intact and in order', async () => {
+    const port = 40000 + ((process.pid + 1) % 20000);
+    const { stop } = await startRedis(port);
+    try {
+      const client = smcRun(['node', 'test/scenarios/redis-client.cjs', '127.0.0.1', String(port), '3000']);
+      const seen = await ends(port, (s, c) => smcd(s, c) && c.length > 0);
+      const r = await client;
+      const res = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { ok?: boolean; client?: { mode: string } };
+      console.log(`ioredis: ${r.stdout.trim()}; server ${seen.server.map((s) => s.mode)}, client ${seen.client.map((s) => s.mode)}`);
+      expect(r.code, r.stderr).toBe(0);
+      expect(res).toMatchObject({ ok: true, value: { bytes: 256 << 10, intact: true }, pipeline: { commands: 2000, inOrder: true }, client: { mode: 'smcd' } });
+      expect(seen.server.map((s) => s.mode)).toEqual(['smcd']);
+      expect(seen.client.map((s) => s.mode)).toEqual(['smcd']);
+    } finally {
+      await stop();
     }
   });
 });
