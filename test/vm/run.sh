@@ -38,8 +38,10 @@ cd "$REPO"
 
 # tools the guests run from the host root they boot from: Prometheus (and promtool) for the exporter test,
 # and the LD_PRELOAD library's programs (test/kernel/smcd/preload-lib.test.ts: both SMC-D lanes run it);
-# none of them is ever started on the host
+# redis-server for the SMC-R pair's library test (test/kernel/smcr/preload-lib.test.ts); none of them is
+# ever started on the host
 case " ${selected[*]} " in *" smcd-"*) apt_need prometheus redis-server redis-tools python3 nginx curl ;; esac
+case " ${selected[*]} " in *" smcr-6.12 "*) apt_need redis-server ;; esac
 
 rc=0
 summary=()

@@ -2,6 +2,8 @@
 // Peer agent for the SMC-R suite, run in guest b. Tests in guest a drive it through the shared run
 // directory (uncached 9p): a writes agent/cmd-<n>.json, the agent runs it and writes agent/res-<n>.json.
 //   { op: 'start', name, args: [echo.cjs role, host, port?] }  -> { port }   (under smc-run, or plain: true)
+//   { op: 'exec', name, argv, ready }  -> {} once a line of the program's stdout matches the regex ready:
+//                           any program under smc-run (e.g. redis-server), stopped and killed as 'start's
 //   { op: 'conns', name }   -> { conns }   lines the server printed so far (its ends' SMC modes)
 //   { op: 'stop' | 'kill', name }  -> {}   SIGTERM (forwarded by the launcher) / SIGKILL to the server and launcher
 //   { op: 'run', argv }     -> { code, stdout, stderr }   e.g. smc-run stats sockets --json
@@ -46,6 +48,23 @@ function start(cmd) {
   });
 }
 
+function exec(cmd) {
+  return new Promise((resolve) => {
+    const child = spawn(path.join(REPO, 'bin', 'smc-run'), cmd.argv, { cwd: RUN, stdio: ['ignore', 'pipe', 'pipe'] });
+    const entry = { child, conns: [], stderr: '' };
+    children.set(cmd.name, entry);
+    const ready = new RegExp(cmd.ready);
+    let out = '';
+    let answered = false;
+    child.stderr.on('data', (d) => (entry.stderr += d));
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (!answered && ready.test(out)) { answered = true; resolve({}); }
+    });
+    child.on('exit', (code) => { if (!answered) { answered = true; resolve({ error: `exited ${code}: ${out}${entry.stderr}` }); } });
+  });
+}
+
 /** Every process below pid, deepest first (from /proc/PID/task/TID/children). */
 function descendants(pid) {
   let kids = [];
@@ -61,6 +80,7 @@ async function handle(cmd) {
   const entry = children.get(cmd.name);
   switch (cmd.op) {
     case 'start': return start(cmd);
+    case 'exec': return exec(cmd);
     case 'conns': return { conns: entry ? entry.conns : [], stderr: entry ? entry.stderr : '' };
     case 'stop': case 'kill':
       if (entry && entry.child.exitCode === null) {
