@@ -26,7 +26,11 @@ try {
   process.stderr.write('smc-run: node-gyp not found (npm install first); the native addon was not built\n');
   process.exit(1);
 }
-const r = spawnSync(process.execPath, [gyp, 'rebuild'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+// The running Node's own headers when it has them (as scripts/build-prebuilds.sh): node-gyp then downloads
+// nothing, and a flaky download (seen here: "gyp WARN install got an error") cannot fail the build
+const nodedir = path.resolve(process.execPath, '..', '..');
+const args = fs.existsSync(path.join(nodedir, 'include', 'node', 'node_api.h')) ? ['rebuild', `--nodedir=${nodedir}`] : ['rebuild'];
+const r = spawnSync(process.execPath, [gyp, ...args], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
 if (r.status !== 0) {
   const detail = (r.stderr || '').split('\n').filter((l) => /error/i.test(l)).slice(0, 3).join(' | ');
   process.stderr.write(`smc-run: could not build the native addon (${detail || 'node-gyp failed'}); needs python3, make, g++\n`);

@@ -21,10 +21,10 @@ export interface NativeAddon {
   /** one datagram, possibly holding several netlink messages */
   netlinkRecv(fd: number): Buffer;
   /**
-   * send one request and receive its whole reply off the main thread (libuv thread pool); with a filter,
-   * only messages of another type or whose host-order u64 at payload offset `offset` is in keys come back
+   * off the main thread (a libuv pool job): send request when given, then receive one datagram; the
+   * caller reads where the reply ends (NetlinkSocket.requestAsync)
    */
-  netlinkRequestAsync(fd: number, request: Uint8Array, seq: number, filter?: { type: number; offset: number; keys: BigUint64Array }): Promise<Buffer[]>;
+  netlinkExchangeAsync(fd: number, request?: Uint8Array | null): Promise<Buffer>;
   /** open a file (flags) or a netlink socket (protocol) inside the network namespace at nsPath */
   openInNetns(nsPath: string, kind: 'file' | 'netlink', filePath: string, flagsOrProtocol: number): number;
 }

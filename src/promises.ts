@@ -1,8 +1,9 @@
 // smc-run/promises: the per-socket, listing and system API without blocking the event loop, following
 // node:fs/promises. Every netlink request and receive runs on a libuv thread-pool thread (the addon's
-// netlinkRequestAsync); the parsing, policy and types are the sync API's own (src/stats, src/netlink).
+// netlinkExchangeAsync, a datagram a job; opening a socket in another namespace still joins its thread
+// synchronously); the parsing, policy and types are the sync API's own (src/stats, src/netlink).
 // getSmcInfo calls made in the same tick share one sock_diag dump: the kernel has no per-socket filter for
-// SMC sockets, so one dump answers them all, and the receiving thread keeps only their rows; dumps are
+// SMC sockets, so one dump answers them all, and only their rows are kept as the datagrams arrive; dumps are
 // paced (stats/dump-pacing.ts) so that a stream of lookups does not keep a CPU dumping.
 import type * as net from 'node:net';
 import { addon } from './native';

@@ -256,8 +256,9 @@ export async function dumpSmcMessagesAsync(nl: NetlinkSocket, ext = allExtension
 }
 
 /**
- * The rows of the given inodes only, from one dump received off the main thread: the inode filter runs on
- * the receiving thread, so a lookup of a few sockets among thousands costs the event loop those few.
+ * The rows of the given inodes only, from one dump received off the main thread: each datagram's other
+ * rows are dropped as it arrives (reading their inode field only), so a lookup of a few sockets among
+ * thousands keeps and parses those few.
  */
 export async function findSmcMessagesAsync(nl: NetlinkSocket, inodes: readonly bigint[], ext = allExtensions()): Promise<Map<bigint, Buffer>> {
   const filter = { type: SOCK_DIAG_BY_FAMILY, offset: SMC_DIAG_INODE_OFFSET, keys: BigUint64Array.from(inodes) };

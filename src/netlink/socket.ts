@@ -2,7 +2,7 @@
 // collects its replies: multi-part dumps up to NLMSG_DONE, acks, and NLMSG_ERROR as typed errors.
 import * as os from 'node:os';
 import { addon, type SystemError } from '../native';
-import { i32 } from './host-order';
+import { i32, u64 } from './host-order';
 import { NetlinkParseError, NLMSG_DONE, NLMSG_ERROR, NLMSG_NOOP, NLM_F_ACK, NLM_F_DUMP, NLM_F_MULTI, buildMessage, parseMessages, type NlMessage } from './message';
 
 const ERRNO_NAMES = new Map<number, string>(Object.entries(os.constants.errno).map(([name, n]) => [n, name]));
@@ -38,7 +38,8 @@ const MAX_DATAGRAMS = 1_000_000; // a dump longer than this is a kernel or parse
 
 /**
  * Keeps, of a dump's messages of `type`, only those whose host-order u64 at payload `offset` is one of
- * `keys` (applied on the thread that receives, so the main thread copies and parses only those).
+ * `keys`; messages of other types pass. Applied datagram by datagram as they arrive, so a lookup of a few
+ * sockets in a dump of thousands keeps only those few.
  */
 export interface ReplyFilter {
   type: number;
@@ -49,11 +50,19 @@ export interface ReplyFilter {
 /** Collects one request's reply from its datagrams; the sync and async requests share it. */
 class Reply {
   readonly messages: NlMessage[] = [];
+  private readonly keep: ((msg: NlMessage) => boolean) | undefined;
   constructor(
     private readonly seq: number,
     private readonly flags: number,
     private readonly what: string,
-  ) {}
+    filter?: ReplyFilter,
+  ) {
+    if (filter !== undefined) {
+      const keys = new Set(filter.keys);
+      const { type, offset } = filter;
+      this.keep = (m) => m.type !== type || (m.payload.length >= offset + 8 && keys.has(u64(m.payload, offset)));
+    }
+  }
 
   /** Takes one datagram; true once the reply is complete. Throws NetlinkError for a kernel error. */
   take(datagram: Buffer): boolean {
@@ -72,8 +81,8 @@ class Reply {
         return true;
       }
       if (msg.type === NLMSG_NOOP) continue;
-      this.messages.push(msg);
       if (msg.flags & NLM_F_MULTI) multi = true;
+      if (this.keep === undefined || this.keep(msg)) this.messages.push(msg);
     }
     // a single-part reply without NLM_F_ACK ends with its one message
     return !multi && !(this.flags & NLM_F_ACK) && this.messages.length > 0;
@@ -116,16 +125,21 @@ export class NetlinkSocket {
   }
 
   /**
-   * request() with the send and every receive on a libuv thread-pool thread: the event loop keeps running
-   * while the kernel builds a large dump or a reply is late. For dumps and acked requests (the native side
-   * stops at NLMSG_DONE / NLMSG_ERROR). One request at a time per socket.
+   * request() with the send and every receive on a libuv thread-pool thread, one datagram a job: the
+   * event loop keeps running while the kernel builds a large dump or a reply is late. For dumps and acked
+   * requests (their reply always ends in NLMSG_DONE or NLMSG_ERROR). One request at a time per socket.
    */
   async requestAsync(type: number, flags: number, payload: Buffer, what: string, filter?: ReplyFilter): Promise<NlMessage[]> {
     if (!(flags & (NLM_F_DUMP | NLM_F_ACK))) throw new TypeError(`${what}: requestAsync needs a dump or an acked request`);
     const seq = this.nextSeq();
-    const datagrams = await addon().netlinkRequestAsync(this.fd, buildMessage(type, flags, seq, payload), seq, filter);
-    const reply = new Reply(seq, flags, what);
-    for (const d of datagrams) if (reply.take(d)) return reply.messages;
+    const a = addon();
+    const reply = new Reply(seq, flags, what, filter);
+    let request: Buffer | null = buildMessage(type, flags, seq, payload);
+    for (let i = 0; i < MAX_DATAGRAMS; i++) {
+      const datagram = await a.netlinkExchangeAsync(this.fd, request);
+      request = null;
+      if (reply.take(datagram)) return reply.messages;
+    }
     throw new NetlinkParseError(`${what}: reply never ended`);
   }
 

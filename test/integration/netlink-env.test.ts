@@ -31,7 +31,7 @@ describe('the addon\'s environment switch', () => {
     try {
       process.env.SMC_RUN_TEST_NETLINK_NICE = '0';
       expect(niceThreads()).toBe(0);
-      const pending = a.netlinkRequestAsync(fd, buildMessage(0x10, 0, 7, Buffer.alloc(4)), 7);
+      const pending = a.netlinkExchangeAsync(fd, buildMessage(0x10, 0, 7, Buffer.alloc(4)));
       const settled = pending.then(() => 'answered', (e: { code?: string }) => e.code);
       let seen = 0;
       for (let i = 0; i < 100 && seen === 0; i++) {

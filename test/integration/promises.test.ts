@@ -5,7 +5,6 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { enableSmc } from '../../src/index';
-import { addon } from '../../src/native';
 import { NLM_F_DUMP } from '../../src/netlink/message';
 import { NetlinkSocket } from '../../src/netlink/socket';
 import { u64 } from '../../src/netlink/host-order';
@@ -56,7 +55,7 @@ describe('smc-run/promises', () => {
   });
 
   it('answers every call of one tick from one dump', async () => {
-    const spy = vi.spyOn(addon(), 'netlinkRequestAsync');
+    const spy = vi.spyOn(NetlinkSocket.prototype, 'requestAsync');
     try {
       const infos = await Promise.all([...clients, ...accepted].map((s) => promises.getSmcInfo(s)));
       expect(infos).toHaveLength(16);
@@ -75,14 +74,13 @@ describe('smc-run/promises', () => {
   });
 
   it('paces dumps: after a dump of T ms the next waits T ms, and the calls made meanwhile, tick after tick, share it', async () => {
-    const a = addon();
-    const real = a.netlinkRequestAsync.bind(a);
+    const real = NetlinkSocket.prototype.requestAsync;
     const starts: number[] = [];
     // every dump made slow (40 ms more), as at thousands of sockets under emulation
-    const spy = vi.spyOn(a, 'netlinkRequestAsync').mockImplementation(async (...args: Parameters<typeof real>) => {
+    const spy = vi.spyOn(NetlinkSocket.prototype, 'requestAsync').mockImplementation(async function (this: NetlinkSocket, ...args: Parameters<typeof real>) {
       starts.push(performance.now());
       try {
-        return await real(...args);
+        return await real.apply(this, args);
       } finally {
         await new Promise((r) => setTimeout(r, 40));
       }
