@@ -1,6 +1,6 @@
 // The SMC generic netlink family of a namespace (the caller's, or --target / --netns), opened and
 // closed around one piece of work, with errors that say what is wrong (no SMC, not a netns, no privilege).
-import { explainNetnsError, withNetns, type NamespaceTarget } from '../netns';
+import { explainNetnsError, openNetns, withNetns, type NamespaceTarget } from '../netns';
 import { SmcGenl } from '../netlink/smc-genl';
 import { noSmcError } from './errors';
 
@@ -25,9 +25,20 @@ export function withSmcGenl<T>(target: NamespaceTarget, fn: (g: SmcGenl) => T): 
   }
 }
 
-/** withSmcGenl for work that awaits (the promise API: dumps received off the main thread). */
+/**
+ * withSmcGenl for work that awaits (the promise API): the family resolved and every dump received off the
+ * main thread. The namespace (for a target) is open only until the socket is: the socket keeps it.
+ */
 export async function withSmcGenlAsync<T>(target: NamespaceTarget, fn: (g: SmcGenl) => Promise<T>): Promise<T> {
-  const g = openSmcGenl(target);
+  const ns = openNetns(target);
+  let g: SmcGenl;
+  try {
+    g = await SmcGenl.openAsync(ns?.path);
+  } catch (e) {
+    throw noSmcError(explainNetnsError(e, ns));
+  } finally {
+    ns?.close();
+  }
   try {
     return await fn(g);
   } catch (e) {

@@ -1,9 +1,10 @@
 // The SMC generic netlink family (what smc-tools' smcr/smcd/smc_ueid use): system info, UEIDs,
 // SEID, handshake limitation, and the raw dumps behind the system statistics (parsed in
 // stats/system.ts). One socket per SmcGenl; callers close it.
+import { NETLINK_GENERIC } from '../constants';
 import { buildStringAttr, readString } from './message';
 import { GenlFamily, type GenlMessage } from './genl';
-import type { NetlinkSocket } from './socket';
+import { NetlinkSocket } from './socket';
 
 export const SMC_GENL_FAMILY_NAME = 'SMC_GEN_NETLINK';
 export const SMC_GENL_FAMILY_VERSION = 1;
@@ -65,6 +66,17 @@ export class SmcGenl {
 
   static open(netnsPath?: string): SmcGenl {
     return new SmcGenl(GenlFamily.open(SMC_GENL_FAMILY_NAME, SMC_GENL_FAMILY_VERSION, netnsPath));
+  }
+
+  /** open() with the family resolved off the main thread (opening the socket itself is one syscall). */
+  static async openAsync(netnsPath?: string): Promise<SmcGenl> {
+    const socket = NetlinkSocket.open(NETLINK_GENERIC, netnsPath);
+    try {
+      return await SmcGenl.resolveAsync(socket);
+    } catch (e) {
+      socket.close();
+      throw e;
+    }
   }
 
   /** The family on a generic netlink socket the caller keeps (and closes), resolved off the main thread. */

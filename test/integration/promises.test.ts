@@ -137,6 +137,25 @@ describe('smc-run/promises', () => {
     expect(mine).toHaveLength(clients.length);
   });
 
+  it('makes no netlink exchange on the main thread: family resolution and every dump go through requestAsync', async () => {
+    // the sync request blocks the calling thread for as long as the kernel takes: a promise call must
+    // never reach it, whether SMC is there (replies) or not (the family's ENOENT, sock_diag's error)
+    const sync = vi.spyOn(NetlinkSocket.prototype, 'request');
+    const async = vi.spyOn(NetlinkSocket.prototype, 'requestAsync');
+    try {
+      const settled = await Promise.allSettled([
+        promises.getSmcSystemStats(), promises.getSmcDevices(), promises.getSmcLinkGroups(), promises.getSmcSystemInfo(),
+        promises.listSmcSockets(), promises.getSmcInfo(clients[0] as net.Socket),
+      ]);
+      expect(settled).toHaveLength(6);
+      expect(sync.mock.calls.map((c) => c[3])).toEqual([]);
+      expect(async.mock.calls.length).toBeGreaterThanOrEqual(6);
+    } finally {
+      sync.mockRestore();
+      async.mockRestore();
+    }
+  });
+
   it('keeps the event loop running while the kernel does not answer (5 s receive timeout off the main thread, in a nice-19 thread)', async () => {
     // a message without NLM_F_REQUEST is dropped by the kernel without a reply: the fate of every request
     // with a byte-swapped header on a big-endian host before host byte order
