@@ -12,17 +12,16 @@ import { NetlinkSocket } from './netlink/socket';
 import { findSmcMessagesAsync, openSockDiag, parseSmcDiagMessage } from './netlink/sockdiag';
 import { DumpPacer } from './stats/dump-pacing';
 import { dumpPacingForTests } from './test-hooks';
-import { readDevices, readLinkGroups, readSmcSockets, readSystemStats } from './stats/async-readings';
+import { readSmcSockets } from './stats/async-readings';
 import { AF_SMC, IPPROTO_SMC, SOL_SOCKET, SO_DOMAIN, SO_PROTOCOL } from './constants';
 import { familyOf, fdOf, openSockDiagFor, tcpInfo, toSocketInfo, withOwnAddresses, type SmcSocketInfo } from './stats/sockets';
 import { withSmcGenlAsync } from './api/genl';
-import type { SmcDevices, SmcLinkGroups, SmcSystemInfo } from './api/system';
-import { SMC_CMD, parseSysInfo } from './netlink/smc-genl';
-import { readDibsDevices, type SmcSystemStats } from './stats/system';
+import { QUERIES, runQueryAsync, type SmcDevices, type SmcLinkGroups, type SmcSystemInfo } from './api/queries';
+import type { SmcSystemStats } from './stats/system';
 
 export type { SmcSocketInfo, SmcMode, SmcFallbackInfo } from './stats/sockets';
 export type { SmcSystemStats } from './stats/system';
-export type { SmcDevices, SmcLinkGroups, SmcSystemInfo } from './api/system';
+export type { SmcDevices, SmcLinkGroups, SmcSystemInfo } from './api/queries';
 export type { NamespaceTarget } from './netns';
 
 interface Pending {
@@ -155,23 +154,20 @@ export async function listSmcSockets(opts: NamespaceTarget = {}): Promise<SmcSoc
 
 /** The SMC counters of the namespace, as getSmcSystemStats() gives them. */
 export function getSmcSystemStats(target: NamespaceTarget = {}): Promise<SmcSystemStats> {
-  return withSmcGenlAsync(target, readSystemStats);
+  return withSmcGenlAsync(target, (g) => runQueryAsync(g, QUERIES.systemStats));
 }
 
 /** SMC-D and SMC-R devices and loopback-ism, as getSmcDevices() gives them. */
 export function getSmcDevices(target: NamespaceTarget = {}): Promise<SmcDevices> {
-  return withSmcGenlAsync(target, readDevices);
+  return withSmcGenlAsync(target, (g) => runQueryAsync(g, QUERIES.devices));
 }
 
 /** SMC-D and SMC-R link groups (with SMC-R links), as getSmcLinkGroups() gives them. */
 export function getSmcLinkGroups(target: NamespaceTarget = {}): Promise<SmcLinkGroups> {
-  return withSmcGenlAsync(target, readLinkGroups);
+  return withSmcGenlAsync(target, (g) => runQueryAsync(g, QUERIES.linkGroups));
 }
 
 /** System info, as getSmcSystemInfo() gives it. */
 export function getSmcSystemInfo(target: NamespaceTarget = {}): Promise<SmcSystemInfo> {
-  return withSmcGenlAsync(target, async (g) => ({
-    ...parseSysInfo((await g.dumpAsync(SMC_CMD.GET_SYS_INFO, 'SMC system info'))[0]),
-    dibs: readDibsDevices(),
-  }));
+  return withSmcGenlAsync(target, (g) => runQueryAsync(g, QUERIES.systemInfo));
 }

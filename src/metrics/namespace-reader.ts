@@ -9,7 +9,8 @@ import { noSmcError } from '../api/errors';
 import { explainNetnsError, openNetns, TargetError, type NetnsHandle } from '../netns';
 import { SmcGenl } from '../netlink/smc-genl';
 import { NetlinkSocket } from '../netlink/socket';
-import { readDevices, readLinkGroups, readSmcSockets, readSystemStats } from '../stats/async-readings';
+import { QUERIES, runQueryAsync } from '../api/queries';
+import { readSmcSockets } from '../stats/async-readings';
 import { labelOf, type MetricsTarget } from './collect';
 import type { NamespaceReading } from './families';
 import { sharedWhileRunning } from './shared-call';
@@ -52,10 +53,10 @@ export class NamespaceReader {
     const reading: NamespaceReading = { netns: this.label, seconds: 0 };
     try {
       this.checkStillThere();
-      reading.stats = await this.withGenl(readSystemStats);
+      reading.stats = await this.withGenl((g) => runQueryAsync(g, QUERIES.systemStats));
       reading.sockets = await this.withDiag(readSmcSockets);
-      reading.devices = await this.withGenl(readDevices);
-      reading.linkGroups = await this.withGenl(readLinkGroups);
+      reading.devices = await this.withGenl((g) => runQueryAsync(g, QUERIES.devices));
+      reading.linkGroups = await this.withGenl((g) => runQueryAsync(g, QUERIES.linkGroups));
     } catch (e) {
       reading.error = this.gone ?? errorOf(noSmcError(e));
     }

@@ -101,48 +101,6 @@ export class SmcGenl {
     return parseSysInfo(this.family.dump(SMC_CMD.GET_SYS_INFO, 'SMC system info')[0]);
   }
 
-  // The statistics dumps return the kernel's messages as they are; stats/system.ts gives them types.
-
-  /** Any SMC dump command, received off the main thread (for the promise API). */
-  dumpAsync(cmd: (typeof SMC_CMD)[keyof typeof SMC_CMD], what: string): Promise<GenlMessage[]> {
-    return this.family.dumpAsync(cmd, what);
-  }
-
-  /** GET_STATS: one message, per-namespace counters of SMC-D and SMC-R (since the netns was created). */
-  dumpStats(): GenlMessage[] {
-    return this.family.dump(SMC_CMD.GET_STATS, 'SMC statistics');
-  }
-
-  /** GET_FBACK_STATS: one message per (side, fallback reason) of this namespace. */
-  dumpFallbackStats(): GenlMessage[] {
-    return this.family.dump(SMC_CMD.GET_FBACK_STATS, 'SMC fallback statistics');
-  }
-
-  /** GET_DEV_SMCD: ISM devices (the kernel leaves loopback-ism out of this list). */
-  dumpSmcdDevices(): GenlMessage[] {
-    return this.family.dump(SMC_CMD.GET_DEV_SMCD, 'SMC-D devices');
-  }
-
-  /** GET_DEV_SMCR: RDMA devices SMC-R can use. */
-  dumpSmcrDevices(): GenlMessage[] {
-    return this.family.dump(SMC_CMD.GET_DEV_SMCR, 'SMC-R devices');
-  }
-
-  /** GET_LGR_SMCD: SMC-D link groups. */
-  dumpSmcdLinkGroups(): GenlMessage[] {
-    return this.family.dump(SMC_CMD.GET_LGR_SMCD, 'SMC-D link groups');
-  }
-
-  /**
-   * SMC-R link groups. With links, GET_LINK_SMCR: each link group's message is followed by one
-   * message per link (links carry no link group id, so the order is the association).
-   */
-  dumpSmcrLinkGroups(withLinks: boolean): GenlMessage[] {
-    return withLinks
-      ? this.family.dump(SMC_CMD.GET_LINK_SMCR, 'SMC-R link groups and links')
-      : this.family.dump(SMC_CMD.GET_LGR_SMCR, 'SMC-R link groups');
-  }
-
   ueids(): string[] {
     const out: string[] = [];
     for (const m of this.family.dump(SMC_CMD.DUMP_UEID, 'list UEIDs')) {
