@@ -12,7 +12,7 @@
 const { spawn, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const readline = require('node:readline');
+const { startServer, runClient } = require('../lib/child-json.cjs');
 
 const ROOT = path.join(__dirname, '..', '..');
 const BIN = path.join(ROOT, 'bin', 'smc-run');
@@ -38,21 +38,6 @@ const MODES = {
   'smc-run': { env: base, argv: (a) => [BIN, process.execPath, NODE_BENCH, ...a] },
 };
 
-function startServer(argv, env) {
-  return new Promise((resolve, reject) => {
-    const p = spawn(argv[0], argv.slice(1), { env, stdio: ['ignore', 'pipe', 'inherit'] });
-    readline.createInterface({ input: p.stdout }).once('line', (line) => { try { resolve({ proc: p, info: JSON.parse(line) }); } catch { reject(new Error(`server said ${line}`)); } });
-    p.once('exit', (code) => reject(new Error(`server exited ${code} before listening`)));
-  });
-}
-function runClient(argv, env) {
-  return new Promise((resolve, reject) => {
-    const p = spawn(argv[0], argv.slice(1), { env, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    p.stdout.on('data', (d) => { out += d; });
-    p.once('exit', (code) => { if (code !== 0) return reject(new Error(`client exited ${code}`)); try { resolve(JSON.parse(out.trim().split('\n').pop())); } catch { reject(new Error(`client said ${out}`)); } });
-  });
-}
 
 async function one(mode) {
   const m = MODES[mode];

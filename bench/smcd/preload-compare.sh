@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# bash bench/smcd/preload-compare.sh [--rounds N] [--dur S]: boots the SMC-D guest and runs
+# bash bench/smcd/preload-compare.sh [--c] [--rounds N] [--dur S]: boots the SMC-D guest and runs
 # bench/smcd/preload-compare.cjs in it (smc-run against an LD_PRELOAD socket() interposer, both ends
-# SMC-D); results in bench/results/preload-compare.json. Run it under `flock /tmp/smc-run-guest.lock`.
+# SMC-D; results in bench/results/preload-compare.json), or with --c bench/smcd/preload-lib-compare.cjs
+# (a C program under the launcher's LD_PRELOAD library against the same interposer, with an A/A pair;
+# results in bench/results/preload-lib-compare.json). Run it under `flock /tmp/smc-run-guest.lock`.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 . "$REPO/test/vm/lib.sh"
@@ -10,8 +12,14 @@ cd "$REPO"
 npm run -s build:ts
 mkdir -p build/bench
 cc -O2 -Wall -Wextra -shared -fPIC -o build/bench/socket-preload.so bench/c/socket-preload.c -ldl
+script=bench/smcd/preload-compare.cjs
+if [ "${1:-}" = --c ]; then
+  shift; script=bench/smcd/preload-lib-compare.cjs
+  cc -O2 -Wall -Wextra -o build/bench/smc-bench bench/c/smc-bench.c
+  [ -s build/Release/smc-preload.so ] || sh scripts/build-preload.sh build/Release/smc-preload.so
+fi
 RUN=$(mktemp -d "${TMPDIR:-/tmp}/smc-run-preload-compare.XXXXXX")
-{ printf 'exec node bench/smcd/preload-compare.cjs'; [ $# = 0 ] || printf ' %q' "$@"; echo; } > "$RUN/bench-job.sh"
+{ printf 'exec node %s' "$script"; [ $# = 0 ] || printf ' %q' "$@"; echo; } > "$RUN/bench-job.sh"
 rc=0
 bash test/vm/smcd/boot.sh --timeout 1800 --cpus 2 "$RUN/bench-job.sh" "$RUN" || rc=$?
 log "guest finished rc=$rc"
