@@ -16,7 +16,7 @@ script=bench/smcd/preload-compare.cjs
 if [ "${1:-}" = --c ]; then
   shift; script=bench/smcd/preload-lib-compare.cjs
   cc -O2 -Wall -Wextra -o build/bench/smc-bench bench/c/smc-bench.c
-  [ -s build/Release/smc-preload.so ] || sh scripts/build-preload.sh build/Release/smc-preload.so
+  sh scripts/build-preload.sh build/Release/smc-preload.so   # rebuilds only when stale
 fi
 RUN=$(mktemp -d "${TMPDIR:-/tmp}/smc-run-preload-compare.XXXXXX")
 { printf 'exec node %s' "$script"; [ $# = 0 ] || printf ' %q' "$@"; echo; } > "$RUN/bench-job.sh"

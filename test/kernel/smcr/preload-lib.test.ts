@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { EXPECT_MODE, smcRun } from '../../helpers/run';
 import { PEER_IP, peer } from '../../helpers/peer';
+import { ends } from '../../helpers/preload-lib';
 
 interface Row { mode: string; local: { address: string; port: number }; remote: { address: string; port: number }; owners?: { command: string }[] }
 
@@ -20,14 +21,8 @@ describe.runIf(EXPECT_MODE === 'smcr')('LD_PRELOAD library over SMC-R', () => {
     expect(started.error).toBeUndefined();
     try {
       const client = smcRun(['node', 'test/scenarios/redis-client.cjs', PEER_IP, String(port), '4000']);
-      // this end, polled until the client's connection is up; then the server's end in guest b
-      let mine: Row[] = [];
-      for (let i = 0; i < 100 && !mine.some((r) => r.mode === 'smcr'); i++) {
-        const a = await smcRun(['stats', 'sockets', '--json']);
-        expect(a.code, a.stderr).toBe(0);
-        mine = rowsOf(a.stdout).filter((r) => r.remote.port === port);
-        if (!mine.some((r) => r.mode === 'smcr')) await new Promise((r) => setTimeout(r, 200));
-      }
+      // this end (sock_diag, polled until the client's connection is SMC-R); then the server's end in guest b
+      const mine = (await ends(port, (_s, c) => c.some((x) => x.mode === 'smcr'))).client;
       const b = await peer<{ code: number; stdout: string; stderr: string }>({ op: 'run', argv: ['node', 'bin/smc-run', 'stats', 'sockets', '--json'] });
       expect(b.code, b.stderr).toBe(0);
       const theirs = rowsOf(b.stdout).filter((r) => r.local.port === port);

@@ -24,45 +24,45 @@ function writeAtomic(file, obj) {
   fs.renameSync(`${file}.tmp`, file);
 }
 
-function start(cmd) {
+/**
+ * Spawns argv as the named child (stop/kill/conns find it) and answers once: with what onLine returns
+ * for a line of its stdout (undefined: keep reading), or with an error if it exits first.
+ */
+function launch(name, argv, opts, onLine) {
   return new Promise((resolve) => {
-    const script = [path.join(REPO, 'test', 'scenarios', 'echo.cjs'), ...cmd.args];
-    const argv = cmd.plain ? [process.execPath, ...script] : [process.execPath, path.join(REPO, 'bin', 'smc-run'), ...(cmd.launcherArgs || []), process.execPath, ...script];
-    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(argv[0], argv.slice(1), { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
     const entry = { child, conns: [], stderr: '' };
-    children.set(cmd.name, entry);
+    children.set(name, entry);
     let buf = '';
     let answered = false;
+    const answer = (res) => { if (!answered) { answered = true; resolve(res); } };
     child.stderr.on('data', (d) => (entry.stderr += d));
     child.stdout.on('data', (d) => {
       buf += d;
       let i;
       while ((i = buf.indexOf('\n')) >= 0) {
-        const msg = JSON.parse(buf.slice(0, i));
+        const res = onLine(buf.slice(0, i), entry);
         buf = buf.slice(i + 1);
-        if (msg.server) entry.conns.push(msg.server);
-        if (msg.listening !== undefined && !answered) { answered = true; resolve({ port: msg.listening }); }
+        if (res !== undefined) answer(res);
       }
     });
-    child.on('exit', (code) => { if (!answered) { answered = true; resolve({ error: `exited ${code}: ${entry.stderr}` }); } });
+    child.on('exit', (code) => answer({ error: `exited ${code}: ${entry.stderr}` }));
+  });
+}
+
+function start(cmd) {
+  const script = [path.join(REPO, 'test', 'scenarios', 'echo.cjs'), ...cmd.args];
+  const argv = cmd.plain ? [process.execPath, ...script] : [process.execPath, path.join(REPO, 'bin', 'smc-run'), ...(cmd.launcherArgs || []), process.execPath, ...script];
+  return launch(cmd.name, argv, {}, (line, entry) => {
+    const msg = JSON.parse(line);
+    if (msg.server) entry.conns.push(msg.server);
+    return msg.listening !== undefined ? { port: msg.listening } : undefined;
   });
 }
 
 function exec(cmd) {
-  return new Promise((resolve) => {
-    const child = spawn(path.join(REPO, 'bin', 'smc-run'), cmd.argv, { cwd: RUN, stdio: ['ignore', 'pipe', 'pipe'] });
-    const entry = { child, conns: [], stderr: '' };
-    children.set(cmd.name, entry);
-    const ready = new RegExp(cmd.ready);
-    let out = '';
-    let answered = false;
-    child.stderr.on('data', (d) => (entry.stderr += d));
-    child.stdout.on('data', (d) => {
-      out += d;
-      if (!answered && ready.test(out)) { answered = true; resolve({}); }
-    });
-    child.on('exit', (code) => { if (!answered) { answered = true; resolve({ error: `exited ${code}: ${out}${entry.stderr}` }); } });
-  });
+  const ready = new RegExp(cmd.ready);
+  return launch(cmd.name, [path.join(REPO, 'bin', 'smc-run'), ...cmd.argv], { cwd: RUN }, (line) => (ready.test(line) ? {} : undefined));
 }
 
 /** Every process below pid, deepest first (from /proc/PID/task/TID/children). */
