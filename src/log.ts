@@ -1,6 +1,6 @@
 // The shim's log lines, to stderr only (stdout belongs to the program). A tiny synchronous writer, not
-// pino: the shim runs inside every Node process, and loading pino and pino-pretty there cost 55-70 ms on
-// the first line. The lines are the ones pino/pino-pretty wrote before (tests and scripts read them):
+// pino: the shim runs inside every Node process, and loading pino there delays the first line by tens of
+// milliseconds (bench/REPORT.md, "Hook overhead on the host"). The lines are the ones pino/pino-pretty wrote before (tests and scripts read them):
 //   text: `WARN: smc-run[PID]: message {"fd":3}`
 //   json: {"level":40,"time":MS,"pid":PID,"name":"smc-run","fd":3,"msg":"message"}
 import * as fs from 'node:fs';

@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SUDO_HINT } from './permission-hint';
-import { processStartTime } from './proc-stat';
+import { processStartTime } from './proc/stat';
 import { holdForTests } from './test-hooks';
 
 export interface NamespaceTarget {

@@ -3,10 +3,10 @@
 // runQueryAsync over the thread-pool one (smc-run/promises, the exporter); neither knows a reading.
 import { SMC_CMD, parseSysInfo, type SmcGenl, type SysInfo } from '../netlink/smc-genl';
 import type { GenlMessage } from '../netlink/genl';
-import {
-  parseDevices, parseSmcdLinkGroups, parseSmcrLinkGroups, parseSystemStats, readDibsDevices,
-  type DibsDevice, type SmcDevice, type SmcSystemStats, type SmcdLinkGroup, type SmcrLinkGroup,
-} from '../stats/system';
+import { parseSystemStats, type SmcSystemStats } from '../stats/system';
+import { parseDevices, type SmcDevice } from '../topology/devices';
+import { parseSmcdLinkGroups, parseSmcrLinkGroups, type SmcdLinkGroup, type SmcrLinkGroup } from '../topology/link-groups';
+import { readDibsDevices, type DibsDevice } from '../topology/dibs';
 
 export interface SmcDevices {
   /** ISM devices; the kernel leaves loopback-ism out of this list */

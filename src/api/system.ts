@@ -1,9 +1,7 @@
 // System-wide SMC state of a network namespace (the caller's, or --target / --netns): counters,
 // devices, link groups and system info, read over the SMC generic netlink family.
-import * as fs from 'node:fs';
-import { withNetns, type NamespaceTarget } from '../netns';
+import type { NamespaceTarget } from '../netns';
 import type { SmcSystemStats } from '../stats/system';
-import type { CounterScope } from '../stats/snapshot';
 import { withSmcGenl } from './genl';
 import { QUERIES, runQuery, type SmcDevices, type SmcLinkGroups, type SmcSystemInfo } from './queries';
 
@@ -26,20 +24,4 @@ export function getSmcLinkGroups(target: NamespaceTarget = {}): SmcLinkGroups {
 /** SMC version, SMC-Dv2 (ISMv2) and SMC-Rv2 capability, host name, system EID and DIBS devices. */
 export function getSmcSystemInfo(target: NamespaceTarget = {}): SmcSystemInfo {
   return withSmcGenl(target, (g) => runQuery(g, QUERIES.systemInfo));
-}
-
-function readOrNull(read: () => string): string | null {
-  try {
-    return read();
-  } catch {
-    return null;
-  }
-}
-
-/** The boot and namespace whose counters getSmcSystemStats(target) reads (for snapshots). */
-export function counterScope(target: NamespaceTarget = {}): CounterScope {
-  return {
-    bootId: readOrNull(() => fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()),
-    netns: readOrNull(() => `net:[${withNetns(target, (ns) => ns?.inode ?? fs.statSync('/proc/self/ns/net').ino)}]`),
-  };
 }

@@ -10,7 +10,7 @@ import { ConfigError } from '../config';
 import { isSystemError } from '../native';
 import { NetlinkError } from '../netlink/socket';
 import { TargetError } from '../netns';
-import { SnapshotError } from '../stats/snapshot';
+import { SnapshotError } from './snapshot';
 import { SysctlError } from '../sysctl';
 import { SUDO_HINT } from '../permission-hint';
 

@@ -4,15 +4,15 @@
 import * as fs from 'node:fs';
 import type { Argv } from 'yargs';
 import { listSmcSockets, type SmcSocketRow } from '../stats/sockets';
-import { socketInodesOf, socketOwners } from '../stats/owners';
+import { socketInodesOf, socketOwners } from '../proc/owners';
 import type { RegisterCommand } from './commands';
 import { CliError, EXIT_USAGE } from './errors';
 import { printJson, targetOf, withJson, withTarget } from './options';
 import { withPinnedNetns, type NamespaceTarget } from '../netns';
 import { renderTable, type Column } from './table';
 import { formatSize } from '../units';
-import { counterScope, getSmcDevices, getSmcLinkGroups, getSmcSystemInfo, getSmcSystemStats } from '../api/system';
-import { checkScope, diffSystemStats, makeSnapshot, parseSnapshot, saveSnapshot, type StatsSnapshot } from '../stats/snapshot';
+import { getSmcDevices, getSmcLinkGroups, getSmcSystemInfo, getSmcSystemStats } from '../api/system';
+import { checkScope, counterScope, diffSystemStats, makeSnapshot, parseSnapshot, saveSnapshot, type StatsSnapshot } from './snapshot';
 import { renderDevices, renderInfo, renderLinkGroups, renderSystemStats } from './system-view';
 import { registerServe } from './serve';
 

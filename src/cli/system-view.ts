@@ -2,9 +2,10 @@
 // with small tables in the style of the other stats commands. JSON output is the objects themselves.
 import type { SmcDevices, SmcLinkGroups, SmcSystemInfo } from '../api/system';
 import {
-  FALLBACK_COUNT_WRAP, SIZE_BUCKETS,
-  type DibsDevice, type Directions, type FallbackSide, type SmcDevice, type SmcDevicePort, type SmcSystemStats, type TechStats,
+  FALLBACK_COUNT_WRAP, SIZE_BUCKETS, type Directions, type FallbackSide, type SmcSystemStats, type TechStats,
 } from '../stats/system';
+import type { SmcDevice, SmcDevicePort } from '../topology/devices';
+import type { DibsDevice } from '../topology/dibs';
 import { formatSize } from '../units';
 import { renderTable, type Column } from './table';
 

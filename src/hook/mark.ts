@@ -1,7 +1,6 @@
-// What the hook did to a TCP handle, kept as properties of the handle. A property, not a WeakSet: creating,
-// marking and closing 200,000 TCP handles took 7.7-9.1 us each with a WeakSet entry (the GC's ephemeron
-// work), 4.7-5.5 us with the property and 4.8-5.4 us unmarked (3 rounds, busy machine). Registry symbols:
-// the preload bundle and dist/index.js have their own module copies.
+// What the hook did to a TCP handle, kept as properties of the handle. A property, not a WeakSet: a WeakSet
+// entry gives the GC ephemeron work for every handle (figures: bench/REPORT.md, "Hook overhead on the host").
+// Registry symbols: the preload bundle and dist/index.js have their own module copies.
 
 /** The handle holds an SMC socket the hook made: 'bind' when made at bind (the destination is still to decide), 'open' at connect/listen. */
 const SMC_SOCKET = Symbol.for('smc-run.smc-socket');

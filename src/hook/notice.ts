@@ -11,7 +11,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { log } from '../log';
-import { processStartTime } from '../proc-stat';
+import { processStartTime } from '../proc/stat';
 
 const PREFIX = 'smc-run-';
 const SUFFIX = '.notice';

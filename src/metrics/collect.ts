@@ -2,7 +2,7 @@
 // loop), namespaces one after another (each opens its own netlink sockets). A namespace that cannot be
 // read becomes smc_up 0 with the reason kept, never a failed scrape.
 import { withPinnedNetnsAsync, type NamespaceTarget } from '../netns';
-import * as smc from '../promises';
+import * as smc from '../api/promises';
 import { buildFamilies, type NamespaceReading } from './families';
 import type { MetricFamily } from './model';
 

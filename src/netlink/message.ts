@@ -179,3 +179,16 @@ export class Attrs {
     return d === undefined ? undefined : Attrs.parse(d);
   }
 }
+
+/** An attribute the reply must have; a NetlinkParseError naming what when it is missing. */
+export function required<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new NetlinkParseError(`${what}: missing in the kernel's reply`);
+  return value;
+}
+export const requiredNest = (a: Attrs, type: number, what: string): Attrs => required(a.nested(type), what);
+/** An optional attribute's value, or null when the kernel did not send it. */
+export const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
+/** An optional u8 flag attribute as a boolean, or null when absent. */
+export const flag = (v: number | undefined): boolean | null => (v === undefined ? null : v !== 0);
+/** An optional enum attribute by its name in table (the number itself when the table has none), or null. */
+export const named = (table: Record<number, string>, v: number | undefined): string | null => (v === undefined ? null : (table[v] ?? String(v)));

@@ -1,6 +1,6 @@
 // The SMC generic netlink family (what smc-tools' smcr/smcd/smc_ueid use): system info, UEIDs,
-// SEID, handshake limitation, and the raw dumps behind the system statistics (parsed in
-// stats/system.ts). One socket per SmcGenl; callers close it.
+// SEID, handshake limitation, and the attribute numbers of its dumps (parsed in stats/system.ts,
+// topology/devices.ts and topology/link-groups.ts). One socket per SmcGenl; callers close it.
 import { NETLINK_GENERIC } from '../constants';
 import { buildStringAttr, readString } from './message';
 import { GenlFamily, type GenlMessage } from './genl';
@@ -30,7 +30,8 @@ export const SMC_CMD = {
   DISABLE_HS_LIMITATION: 18,
 } as const;
 
-const SMC_GEN_SYS_INFO = 1;
+/** The top-level attribute of each reply (SMC_GEN_*). */
+export const SMC_GEN = { SYS_INFO: 1, LGR_SMCR: 2, LINK_SMCR: 3, LGR_SMCD: 4, DEV_SMCD: 5, DEV_SMCR: 6, STATS: 7, FBACK_STATS: 8 } as const;
 const SYS = { VER: 1, REL: 2, IS_ISM_V2: 3, LOCAL_HOST: 4, SEID: 5, IS_SMCR_V2: 6 } as const;
 const SMC_NLA_EID_TABLE_ENTRY = 1;
 const SEID = { ENTRY: 1, ENABLED: 2 } as const;
@@ -50,7 +51,7 @@ export interface SysInfo {
 
 /** GET_SYS_INFO's reply as SysInfo (a pure function: tested on recorded replies). */
 export function parseSysInfo(msg: GenlMessage | undefined): SysInfo {
-  const a = msg?.attrs.nested(SMC_GEN_SYS_INFO);
+  const a = msg?.attrs.nested(SMC_GEN.SYS_INFO);
   return {
     version: a?.u8(SYS.VER),
     release: a?.u8(SYS.REL),

@@ -8,7 +8,7 @@ import { enableSmc } from '../../src/index';
 import { NLM_F_DUMP } from '../../src/netlink/message';
 import { NetlinkSocket } from '../../src/netlink/socket';
 import { u64 } from '../../src/netlink/host-order';
-import * as promises from '../../src/promises';
+import * as promises from '../../src/api/promises';
 import { getSmcInfo, listSmcSockets } from '../../src/stats/sockets';
 import { HOST_HAS_SMC } from '../helpers/host-smc';
 import { EXPECT_MODE } from '../helpers/run';

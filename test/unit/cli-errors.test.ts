@@ -6,7 +6,7 @@ import { CliError, ERROR_CODES, toCliError } from '../../src/cli/errors';
 import { ConfigError } from '../../src/config';
 import { NetlinkError } from '../../src/netlink/socket';
 import { TargetError } from '../../src/netns';
-import { SnapshotError } from '../../src/stats/snapshot';
+import { SnapshotError } from '../../src/cli/snapshot';
 import { SysctlError } from '../../src/sysctl';
 
 const errno = (code: string, message: string): Error => Object.assign(new Error(message), { code, syscall: 'open' });

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loopbackIsmPresent, type SmcDevices, type SmcSystemInfo } from '../../src/api/system';
 import { renderDevices, renderInfo } from '../../src/cli/system-view';
 import { smcdDeviceText } from '../../src/doctor/checks';
-import { readDibsDevices, type DibsDevice } from '../../src/stats/system';
+import { readDibsDevices, type DibsDevice } from '../../src/topology/dibs';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'smc-run-dibs-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));

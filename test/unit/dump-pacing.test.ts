@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DumpPacer } from '../../src/stats/dump-pacing';
+import { DumpPacer } from '../../src/api/dump-pacing';
 
 describe('DumpPacer', () => {
   it('lets the first dump start at once', () => {

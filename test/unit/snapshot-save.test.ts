@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseSystemStats } from '../../src/stats/system';
-import { makeSnapshot, parseSnapshot, saveSnapshot, SnapshotError } from '../../src/stats/snapshot';
+import { makeSnapshot, parseSnapshot, saveSnapshot, SnapshotError } from '../../src/cli/snapshot';
 import { messages } from '../helpers/genl-fixtures';
 
 const snapshot = () => makeSnapshot(parseSystemStats(messages('empty-get-stats'), messages('empty-get-fback-stats')), { bootId: 'b', netns: 'net:[1]' });

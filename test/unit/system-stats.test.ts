@@ -8,11 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { parseGenl, type GenlMessage } from '../../src/netlink/genl';
 import { NetlinkParseError, buildAttr, parseAttrs } from '../../src/netlink/message';
 import { SMC_CMD, parseSysInfo } from '../../src/netlink/smc-genl';
-import {
-  SIZE_BUCKETS, parseDevices, parseFallbackStats, parseSmcdLinkGroups, parseSmcrLinkGroups, parseStats, parseSystemStats,
-  type SmcSystemStats,
-} from '../../src/stats/system';
-import { SnapshotError, checkScope, diffSystemStats, makeSnapshot, parseSnapshot, statsFrom } from '../../src/stats/snapshot';
+import { SIZE_BUCKETS, parseFallbackStats, parseStats, parseSystemStats, type SmcSystemStats } from '../../src/stats/system';
+import { parseDevices } from '../../src/topology/devices';
+import { parseSmcdLinkGroups, parseSmcrLinkGroups } from '../../src/topology/link-groups';
+import { SnapshotError, checkScope, diffSystemStats, makeSnapshot, parseSnapshot, statsFrom } from '../../src/cli/snapshot';
 import { renderSystemStats } from '../../src/cli/system-view';
 import { forEachByteOrder } from '../helpers/byte-orders';
 import { a16, a32, a64, a8, anest, astr, fixture, genl, messages, payloads } from '../helpers/genl-fixtures';

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { renderTable, type Column } from '../../src/cli/table';
-import { socketInodesOf, socketOwners } from '../../src/stats/owners';
+import { socketInodesOf, socketOwners } from '../../src/proc/owners';
 
 const COLUMNS: Column<{ name: string; n: number }>[] = [
   { header: 'Process', value: (r) => r.name },

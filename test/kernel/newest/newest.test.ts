@@ -8,7 +8,7 @@ import * as zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, smcRun } from '../../helpers/run';
 import { getSmcDevices, getSmcSystemInfo } from '../../../src/api/system';
-import { readDibsDevices } from '../../../src/stats/system';
+import { readDibsDevices } from '../../../src/topology/dibs';
 
 const kernelConfig = (): string => zlib.gunzipSync(fs.readFileSync('/proc/config.gz')).toString('utf8');
 const sysctl = (name: string): string => fs.readFileSync(`/proc/sys/net/smc/${name}`, 'utf8').replace(/\n$/, '');

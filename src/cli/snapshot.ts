@@ -2,11 +2,13 @@
 // so `stats system --save FILE` records a snapshot and `--since FILE` subtracts it. A snapshot names
 // the boot and the network namespace it was taken in: against another one the deltas would be
 // meaningless (counters restart with each namespace), and that is an error, not a negative number.
+import * as fs from 'node:fs';
 import { replaceFileAtomically } from '../atomic-file';
+import { withNetns, type NamespaceTarget } from '../netns';
 import {
   FALLBACK_COUNT_WRAP, SIZE_BUCKETS, byCountDesc, fallbackCount,
   type BufferCounters, type Directions, type FallbackSide, type SizeHistogram, type SmcSystemStats, type TechStats,
-} from './system';
+} from '../stats/system';
 
 export const SNAPSHOT_FORMAT = 'smc-run-stats-snapshot';
 export const SNAPSHOT_VERSION = 1;
@@ -217,5 +219,21 @@ export function diffSystemStats(now: SmcSystemStats, before: SmcSystemStats): Sm
       client: diffFallbackSide(now.fallbacks.client, before.fallbacks.client, 'client'),
       server: diffFallbackSide(now.fallbacks.server, before.fallbacks.server, 'server'),
     },
+  };
+}
+
+function readOrNull(read: () => string): string | null {
+  try {
+    return read();
+  } catch {
+    return null;
+  }
+}
+
+/** The boot and namespace whose counters getSmcSystemStats(target) reads (what a snapshot records). */
+export function counterScope(target: NamespaceTarget = {}): CounterScope {
+  return {
+    bootId: readOrNull(() => fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()),
+    netns: readOrNull(() => `net:[${withNetns(target, (ns) => ns?.inode ?? fs.statSync('/proc/self/ns/net').ino)}]`),
   };
 }
