@@ -2,7 +2,8 @@
 // SMC where the program decides where it goes: at connect() (policy by destination) and listen() (by
 // local address). The SMC socket takes the TCP socket's place under the same fd number (dup3), with its
 // O_NONBLOCK/FD_CLOEXEC and the options the program set; a bound socket is bound again to the same
-// address. socket() and bind() are not intercepted: what they made is read back from the kernel.
+// address. socket() and setsockopt() are watched only to know which options the program set (see
+// "what the program set"); bind() is not intercepted: the address is read back from the kernel.
 // Same SMC_RUN_* variables, policy, debug lines and notices as the Node shim (src/config.ts,
 // src/policy/rules.ts, src/log.ts, src/hook/notice.ts, src/hook/tcp-retry.ts). Inert in Node processes.
 // Build: scripts/build-preload.sh (glibc 2.28 symbols: dlsym pinned to its base version, no pthread_once).
@@ -19,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +42,9 @@ __asm__(".symver dlsym,dlsym@GLIBC_2.2");
 #define IPPROTO_SMC_ 256
 #define TCP_STATE_CLOSE 7
 #define TCPI_SEGS_IN 140
+#ifndef SO_COOKIE
+#define SO_COOKIE 57
+#endif
 
 enum { PROTO_AUTO, PROTO_AF_SMC, PROTO_IPPROTO };
 struct rule { int family; int prefix; int port; uint8_t addr[16]; };   // family 0 = any address, port -1 = any
@@ -55,6 +61,8 @@ static struct {
 
 static int (*real_connect)(int, const struct sockaddr *, socklen_t);
 static int (*real_listen)(int, int);
+static int (*real_socket)(int, int, int);
+static int (*real_setsockopt)(int, int, int, const void *, socklen_t);
 static int dead[2][2];          // [v6][spec]: the kernel refused this socket type (EAFNOSUPPORT, ...)
 static int noticed_fallback, noticed_retry;
 
@@ -305,12 +313,16 @@ static void config_error(const char *name, const char *value, const char *want) 
   cfg.disabled = 1;
 }
 
+static void forget_all(void);
+
 static void read_config(void) {
   memset(&cfg, 0, sizeof cfg);
   cfg.sndbuf = cfg.rcvbuf = -1;
   real_connect = (int (*)(int, const struct sockaddr *, socklen_t))dlsym(RTLD_NEXT, "connect");
   real_listen = (int (*)(int, int))dlsym(RTLD_NEXT, "listen");
-  if (!real_connect || !real_listen) { cfg.disabled = 1; return; }
+  real_socket = (int (*)(int, int, int))dlsym(RTLD_NEXT, "socket");
+  real_setsockopt = (int (*)(int, int, int, const void *, socklen_t))dlsym(RTLD_NEXT, "setsockopt");
+  if (!real_connect || !real_listen || !real_socket || !real_setsockopt) { cfg.disabled = 1; return; }
   // the Node shim acts in Node processes (every node binary exports N-API)
   if (word_is(getenv("SMC_RUN_DISABLE"), TRUTHY) || dlsym(RTLD_DEFAULT, "napi_module_register")) { cfg.disabled = 1; return; }
   cfg.debug = word_is(getenv("SMC_RUN_DEBUG"), TRUTHY);
@@ -344,7 +356,8 @@ static void read_config(void) {
   if (cfg.session && !*cfg.session) cfg.session = NULL;
   if (parse_rules("SMC_RUN_INCLUDE", &cfg.include, &cfg.n_include) < 0 ||
       parse_rules("SMC_RUN_EXCLUDE", &cfg.exclude, &cfg.n_exclude) < 0) { cfg.disabled = 1; return; }
-  int probe = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  pthread_atfork(NULL, NULL, forget_all);
+  int probe = real_socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   socklen_t l = sizeof(int);
   if (probe < 0 || getsockopt(probe, SOL_SOCKET, SO_SNDBUF, &cfg.tcp_sndbuf, &l) < 0 ||
       getsockopt(probe, SOL_SOCKET, SO_RCVBUF, &cfg.tcp_rcvbuf, &l) < 0) cfg.tcp_sndbuf = cfg.tcp_rcvbuf = -1;
@@ -436,9 +449,12 @@ static const struct { int level, name; } OPTS[] = {
 #define OPT_SNDBUF 3
 #define OPT_RCVBUF 4
 #define OPT_REUSEADDR 0
+#define ALL_OPTS ((1u << N_OPTS) - 1)
+_Static_assert(N_OPTS <= 32, "one bit per option in struct known");
 struct opt { unsigned char v[16]; socklen_t len; int ok; };
 struct saved {
   struct opt o[N_OPTS];
+  uint32_t set;   // the OPTS entries to copy: what the program set, or all of them (see options_set)
   int nonblock, cloexec, bound;
   struct sockaddr_storage local;
   socklen_t local_len;
@@ -446,12 +462,97 @@ struct saved {
 
 static int opt_int(const struct opt *o) { int v = 0; memcpy(&v, o->v, sizeof v); return v; }
 
+static int opt_index(int level, int name) {
+  for (size_t i = 0; i < N_OPTS; i++)
+    if (OPTS[i].level == level && OPTS[i].name == name) return (int)i;
+  return -1;
+}
+
+// ---- what the program set
+// The swap copies the options the program set. Reading every OPTS entry on both sockets costs about
+// fifty syscalls per connect, so the sockets this process made with socket() are remembered with the
+// OPTS entries setsockopt() was called for, and only those are copied. A record names its socket by
+// SO_COOKIE (never reused), so a record left by a closed fd is seen as stale. Whatever can't be told
+// apart (a socket inherited, received or made by a raw syscall; a setsockopt through another fd number
+// of the same socket; anything from before a fork) falls back to copying every entry.
+struct known { uint64_t cookie; uint32_t set; uint32_t epoch; };
+#define KNOWN_CHUNK 1024
+#define KNOWN_CHUNKS 1024   // fds below 1,048,576 are remembered; higher ones take the full copy
+static struct known *known_chunks[KNOWN_CHUNKS];
+static uint32_t epoch = 1;   // a record from another epoch is void
+
+static void forget_all(void) { __atomic_add_fetch(&epoch, 1, __ATOMIC_ACQ_REL); }
+
+static int cookie_of(int fd, uint64_t *c) {
+  socklen_t l = sizeof *c;
+  return getsockopt(fd, SOL_SOCKET, SO_COOKIE, c, &l) == 0 && l == sizeof *c ? 0 : -1;
+}
+
+// fd's record; with create, its chunk is made first (mmap: socket() is async-signal-safe, malloc is not)
+static struct known *known_slot(int fd, int create) {
+  if (fd < 0 || fd >= KNOWN_CHUNK * KNOWN_CHUNKS) return NULL;
+  struct known **chunk = &known_chunks[fd / KNOWN_CHUNK];
+  struct known *c = __atomic_load_n(chunk, __ATOMIC_ACQUIRE);
+  if (!c && create) {
+    void *m = mmap(NULL, KNOWN_CHUNK * sizeof *c, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return NULL;
+    c = m;
+    struct known *expected = NULL;
+    if (!__atomic_compare_exchange_n(chunk, &expected, c, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      munmap(m, KNOWN_CHUNK * sizeof *c);
+      c = expected;
+    }
+  }
+  return c ? &c[fd % KNOWN_CHUNK] : NULL;
+}
+
+// fd's record if it names the socket under fd now
+static struct known *known_socket(int fd) {
+  struct known *k = known_slot(fd, 0);
+  uint64_t c;
+  if (!k || !k->cookie || k->epoch != __atomic_load_n(&epoch, __ATOMIC_ACQUIRE) || cookie_of(fd, &c) < 0 || c != k->cookie) return NULL;
+  return k;
+}
+
+static void remember(int fd) {
+  struct known *k = known_slot(fd, 1);
+  uint64_t c;
+  if (!k) return;
+  k->cookie = 0;
+  if (cookie_of(fd, &c) < 0) return;
+  k->set = 0;
+  k->epoch = __atomic_load_n(&epoch, __ATOMIC_ACQUIRE);
+  __atomic_store_n(&k->cookie, c, __ATOMIC_RELEASE);
+}
+
+static void note_option(int fd, int level, int name) {
+  int i = opt_index(level, name);
+  if (i < 0) return;   // not copied by the swap
+  struct known *k = known_socket(fd);
+  if (k) __atomic_fetch_or(&k->set, 1u << i, __ATOMIC_RELAXED);
+  else forget_all();   // maybe another fd number of a remembered socket
+}
+
+// Whether fd is a TCP socket; *set: the OPTS entries to copy from it.
+static int options_set(int fd, uint32_t *set) {
+  struct known *k = known_socket(fd);
+  if (k) {
+    *set = __atomic_load_n(&k->set, __ATOMIC_RELAXED);
+    return 1;
+  }
+  int proto = 0;
+  socklen_t l = sizeof proto;
+  *set = ALL_OPTS;
+  return getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) == 0 && proto == IPPROTO_TCP;
+}
+
 static void save_options(int fd, int v6, struct saved *s) {
   for (size_t i = 0; i < N_OPTS; i++) {
     s->o[i].len = sizeof s->o[i].v;
     memset(s->o[i].v, 0, sizeof s->o[i].v);
     // IPv6 options fail on an IPv4 socket (ENOPROTOOPT): nothing to copy then
-    s->o[i].ok = (OPTS[i].level != IPPROTO_IPV6 || v6) && getsockopt(fd, OPTS[i].level, OPTS[i].name, s->o[i].v, &s->o[i].len) == 0;
+    s->o[i].ok = (s->set & (1u << i)) && (OPTS[i].level != IPPROTO_IPV6 || v6) &&
+                 getsockopt(fd, OPTS[i].level, OPTS[i].name, s->o[i].v, &s->o[i].len) == 0;
   }
   int fl = fcntl(fd, F_GETFL), fdfl = fcntl(fd, F_GETFD);
   s->nonblock = fl >= 0 && (fl & O_NONBLOCK);
@@ -482,30 +583,33 @@ static void report_size(int ns, int snd, long want) {
   }
 }
 
-// Puts the program's options on the new socket where they differ from its defaults; -1 when one fails.
+// Puts the program's options on the new socket (those of a socket we can't tell about where they
+// differ from the new socket's); -1 when one fails.
 static int apply_options(int ns, const struct saved *s, int smc) {
   for (size_t i = 0; i < N_OPTS; i++) {
     const struct opt *o = &s->o[i];
-    if (!o->ok) continue;
     int val = opt_int(o);
     if (i == OPT_SNDBUF || i == OPT_RCVBUF) {
       int snd = i == OPT_SNDBUF, dflt = snd ? cfg.tcp_sndbuf : cfg.tcp_rcvbuf;
       long want = snd ? cfg.sndbuf : cfg.rcvbuf;
       // the program's own size wins; -t/-r apply to SMC sockets the program left at the default
-      int own = dflt >= 0 && val != dflt;
+      int own = o->ok && dflt >= 0 && val != dflt;
       if (own) val /= 2;   // the kernel stored twice what was asked
       else if (smc && want >= 0) val = (int)want;
       else continue;
-      if (setsockopt(ns, SOL_SOCKET, OPTS[i].name, &val, sizeof val) < 0) return -1;
+      if (real_setsockopt(ns, SOL_SOCKET, OPTS[i].name, &val, sizeof val) < 0) return -1;
       if (!own) report_size(ns, snd, want);
       continue;
     }
-    struct opt now;
-    now.len = sizeof now.v;
-    memset(now.v, 0, sizeof now.v);
-    if (getsockopt(ns, OPTS[i].level, OPTS[i].name, now.v, &now.len) == 0 && now.len == o->len && !memcmp(now.v, o->v, o->len)) continue;
+    if (!o->ok) continue;
+    if (s->set == ALL_OPTS) {
+      struct opt now;
+      now.len = sizeof now.v;
+      memset(now.v, 0, sizeof now.v);
+      if (getsockopt(ns, OPTS[i].level, OPTS[i].name, now.v, &now.len) == 0 && now.len == o->len && !memcmp(now.v, o->v, o->len)) continue;
+    }
     if (i == OPT_REUSEADDR && val == 0) continue;   // set by rebind() when bound, restored there
-    if (setsockopt(ns, OPTS[i].level, OPTS[i].name, o->v, o->len) < 0) return -1;
+    if (real_setsockopt(ns, OPTS[i].level, OPTS[i].name, o->v, o->len) < 0) return -1;
   }
   return 0;
 }
@@ -517,13 +621,13 @@ static int make_smc(int v6, int nonblock, const char **kind, int *unsupported) {
   *unsupported = 0;
   if (cfg.test_mode) {
     *kind = "inet (test mode)";
-    return socket(v6 ? AF_INET6 : AF_INET, type, 0);
+    return real_socket(v6 ? AF_INET6 : AF_INET, type, 0);
   }
   int err = 0, first_err = 0;
   for (int i = 0; i < 2; i++) {
     if ((cfg.proto == PROTO_AF_SMC && i == 1) || (cfg.proto == PROTO_IPPROTO && i == 0)) continue;
     if (__atomic_load_n(&dead[v6][i], __ATOMIC_RELAXED)) continue;
-    int ns = socket(specs[i].domain, type, specs[i].protocol);
+    int ns = real_socket(specs[i].domain, type, specs[i].protocol);
     if (ns >= 0) { *kind = specs[i].kind; return ns; }
     err = errno;
     if (!first_err) first_err = err;
@@ -540,12 +644,12 @@ static int make_smc(int v6, int nonblock, const char **kind, int *unsupported) {
 // SO_REUSEADDR for that moment (two non-listening sockets may share an address then).
 static int rebind(int fd, int ns, const struct saved *s) {
   int one = 1, zero = 0, old_reuse = opt_int(&s->o[OPT_REUSEADDR]);
-  if (!old_reuse) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  setsockopt(ns, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (!old_reuse) real_setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  real_setsockopt(ns, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   int rc = bind(ns, (const struct sockaddr *)&s->local, s->local_len);
   if (!old_reuse) {
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &zero, sizeof zero);
-    setsockopt(ns, SOL_SOCKET, SO_REUSEADDR, &zero, sizeof zero);
+    real_setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &zero, sizeof zero);
+    real_setsockopt(ns, SOL_SOCKET, SO_REUSEADDR, &zero, sizeof zero);
   }
   return rc;
 }
@@ -559,9 +663,8 @@ static int swap_in(int fd, int ns, const struct saved *s) {
 
 // Whether fd is a TCP socket nobody connected or listened on yet; fills in its family and binding.
 static int fresh_tcp(int fd, struct saved *s, int *v6) {
-  int proto = 0;
-  socklen_t l = sizeof proto;
-  if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) < 0 || proto != IPPROTO_TCP) return 0;
+  if (!options_set(fd, &s->set)) return 0;
+  socklen_t l;
   s->local_len = sizeof s->local;
   if (getsockname(fd, (struct sockaddr *)&s->local, &s->local_len) < 0) return 0;
   struct where w;
@@ -587,7 +690,7 @@ static int become_smc(int fd, int v6, struct saved *s, const char *op, const str
     if (unsupported) {
       int err = errno, afsmc = -1;
       char m[400];
-      if (cfg.proto == PROTO_IPPROTO && (afsmc = socket(AF_SMC, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0) {
+      if (cfg.proto == PROTO_IPPROTO && (afsmc = real_socket(AF_SMC, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0) {
         close(afsmc);
         snprintf(m, sizeof m, "--proto ipproto: this kernel has no IPPROTO_SMC sockets (IPv%d: %s; they need Linux 6.11+): running on plain TCP; "
                  "without --proto ipproto smc-run uses AF_SMC, which this kernel has", v6 ? 6 : 4, errname(err));
@@ -626,7 +729,7 @@ static int smc_handshake_failed(int fd, int err) {
 }
 
 static int retry_over_tcp(int fd, int v6, const struct saved *s, const struct sockaddr *addr, socklen_t len, const struct where *w, int err) {
-  int ns = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int ns = real_socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (ns < 0 || apply_options(ns, s, 0) < 0 || swap_in(fd, ns, s) < 0) {
     if (ns >= 0) close(ns);
     debugf("connect %s:%d: SMC handshake failed (%s), TCP retry impossible: %s", w->text, w->port, errname(err), strerror(errno));
@@ -644,6 +747,28 @@ static int retry_over_tcp(int fd, int v6, const struct saved *s, const struct so
 }
 
 // ---- the interposed calls
+API int socket(int domain, int type, int protocol) {
+  ensure_init();
+  int fd = real_socket(domain, type, protocol);
+  if (fd >= 0 && !cfg.disabled && (domain == AF_INET || domain == AF_INET6) && (type & 0xf) == SOCK_STREAM &&
+      (protocol == 0 || protocol == IPPROTO_TCP)) {
+    int saved_errno = errno;
+    remember(fd);
+    errno = saved_errno;
+  }
+  return fd;
+}
+
+API int setsockopt(int fd, int level, int name, const void *val, socklen_t len) {
+  ensure_init();
+  if (!cfg.disabled) {
+    int saved_errno = errno;
+    note_option(fd, level, name);
+    errno = saved_errno;
+  }
+  return real_setsockopt(fd, level, name, val, len);
+}
+
 API int connect(int fd, const struct sockaddr *addr, socklen_t len) {
   ensure_init();
   if (cfg.disabled || !addr || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6)) return real_connect(fd, addr, len);

@@ -29,6 +29,17 @@ describe('LD_PRELOAD library (test mode)', () => {
     expect(debugLines(srv.out().stderr)).toEqual([`listen 127.0.0.1:${srv.port} on inet (test mode) fd 3`]);
   });
 
+  it('copies options set through another fd number of the socket, or by the parent after a fork', async () => {
+    for (const how of ['dupset', 'forkset']) {
+      const srv = await startServer(fx.probe, [], TEST);
+      const c = await connectProbe(fx.probe, [], TEST, '127.0.0.1', srv.port, [how]);
+      await srv.done;
+      expect(c.code, `${how}: ${c.stderr}`).toBe(0);
+      expect(probeOf(c), how).toMatchObject({ replaced: true, rc: 0, keepalive: 1, nodelay: 1, sndbuf: 131072 });
+      expect(echoOf(c)?.echo, how).toBe(true);
+    }
+  });
+
   it('keeps O_NONBLOCK for a non-blocking connect (EINPROGRESS, then poll and SO_ERROR)', async () => {
     const srv = await startServer(fx.probe, [], TEST);
     const c = await connectProbe(fx.probe, ['-d'], TEST, '127.0.0.1', srv.port, ['nonblock']);
