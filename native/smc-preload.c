@@ -1,9 +1,10 @@
-// smc-preload.so: the launcher's LD_PRELOAD library for programs that are not Node. A TCP socket becomes
-// SMC where the program decides where it goes: at connect() (policy by destination) and listen() (by
-// local address). The SMC socket takes the TCP socket's place under the same fd number (dup3), with its
-// O_NONBLOCK/FD_CLOEXEC and the options the program set; a bound socket is bound again to the same
-// address. socket() and setsockopt() are watched only to know which options the program set (see
-// "what the program set"); bind() is not intercepted: the address is read back from the kernel.
+// smc-preload.so: the launcher's LD_PRELOAD library for programs that are not Node. Without --include or
+// --exclude every TCP socket is SMC from socket() on, as smc-tools' smc_run makes it: nothing to decide
+// later, nothing to pay at connect. With rules, a TCP socket becomes SMC where the program decides where
+// it goes: at connect() (policy by destination) and listen() (by local address). The SMC socket then takes
+// the TCP socket's place under the same fd number (dup3), with its O_NONBLOCK/FD_CLOEXEC and the options
+// the program set (socket() and setsockopt() are watched to know which: "what the program set"); a bound
+// socket is bound again to the same address.
 // Same SMC_RUN_* variables, policy, debug lines and notices as the Node shim (src/config.ts,
 // src/policy/rules.ts, src/log.ts, src/hook/notice.ts, src/hook/tcp-retry.ts). Inert in Node processes.
 // Build: scripts/build-preload.sh (glibc 2.28 symbols: dlsym pinned to its base version, no pthread_once).
@@ -63,6 +64,7 @@ static int (*real_connect)(int, const struct sockaddr *, socklen_t);
 static int (*real_listen)(int, int);
 static int (*real_socket)(int, int, int);
 static int (*real_setsockopt)(int, int, int, const void *, socklen_t);
+static int (*real_bind)(int, const struct sockaddr *, socklen_t);
 static int dead[2][2];          // [v6][spec]: the kernel refused this socket type (EAFNOSUPPORT, ...)
 static int noticed_fallback, noticed_retry;
 
@@ -322,7 +324,8 @@ static void read_config(void) {
   real_listen = (int (*)(int, int))dlsym(RTLD_NEXT, "listen");
   real_socket = (int (*)(int, int, int))dlsym(RTLD_NEXT, "socket");
   real_setsockopt = (int (*)(int, int, int, const void *, socklen_t))dlsym(RTLD_NEXT, "setsockopt");
-  if (!real_connect || !real_listen || !real_socket || !real_setsockopt) { cfg.disabled = 1; return; }
+  real_bind = (int (*)(int, const struct sockaddr *, socklen_t))dlsym(RTLD_NEXT, "bind");
+  if (!real_connect || !real_listen || !real_socket || !real_setsockopt || !real_bind) { cfg.disabled = 1; return; }
   // the Node shim acts in Node processes (every node binary exports N-API)
   if (word_is(getenv("SMC_RUN_DISABLE"), TRUTHY) || dlsym(RTLD_DEFAULT, "napi_module_register")) { cfg.disabled = 1; return; }
   cfg.debug = word_is(getenv("SMC_RUN_DEBUG"), TRUTHY);
@@ -475,7 +478,12 @@ static int opt_index(int level, int name) {
 // SO_COOKIE (never reused), so a record left by a closed fd is seen as stale. Whatever can't be told
 // apart (a socket inherited, received or made by a raw syscall; a setsockopt through another fd number
 // of the same socket; anything from before a fork) falls back to copying every entry.
-struct known { uint64_t cookie; uint32_t set; uint32_t epoch; };
+struct known {
+  uint64_t cookie;
+  uint32_t set, epoch;
+  uint8_t made;    // socket() made it SMC (policy-free runs): its kind + 1, see made_smc()
+  uint8_t bound;   // ... and the program called bind() on it
+};
 #define KNOWN_CHUNK 1024
 #define KNOWN_CHUNKS 1024   // fds below 1,048,576 are remembered; higher ones take the full copy
 static struct known *known_chunks[KNOWN_CHUNKS];
@@ -519,16 +527,20 @@ static void remember(int fd) {
   uint64_t c;
   if (!k) return;
   k->cookie = 0;
+  k->made = 0;
   if (cookie_of(fd, &c) < 0) return;
   k->set = 0;
   k->epoch = __atomic_load_n(&epoch, __ATOMIC_ACQUIRE);
   __atomic_store_n(&k->cookie, c, __ATOMIC_RELEASE);
 }
 
+static struct known *made_smc(int fd);
+
 static void note_option(int fd, int level, int name) {
   int i = opt_index(level, name);
   if (i < 0) return;   // not copied by the swap
-  struct known *k = known_socket(fd);
+  struct known *k = made_smc(fd);
+  if (!k) k = known_socket(fd);
   if (k) __atomic_fetch_or(&k->set, 1u << i, __ATOMIC_RELAXED);
   else forget_all();   // maybe another fd number of a remembered socket
 }
@@ -615,12 +627,13 @@ static int apply_options(int ns, const struct saved *s, int smc) {
 }
 
 // The socket() call that makes an SMC socket for a family, in the order --proto says.
-static int make_smc(int v6, int nonblock, const char **kind, int *unsupported) {
+static const char *const KINDS[3] = {"af_smc", "ipproto_smc", "inet (test mode)"};
+// type: SOCK_STREAM with the flags the socket must have; *kind: an index into KINDS
+static int make_smc(int v6, int type, int *kind, int *unsupported) {
   const struct spec specs[2] = {{AF_SMC, v6 ? 1 : 0, "af_smc"}, {v6 ? AF_INET6 : AF_INET, IPPROTO_SMC_, "ipproto_smc"}};
-  int type = SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0);
   *unsupported = 0;
   if (cfg.test_mode) {
-    *kind = "inet (test mode)";
+    *kind = 2;
     return real_socket(v6 ? AF_INET6 : AF_INET, type, 0);
   }
   int err = 0, first_err = 0;
@@ -628,7 +641,7 @@ static int make_smc(int v6, int nonblock, const char **kind, int *unsupported) {
     if ((cfg.proto == PROTO_AF_SMC && i == 1) || (cfg.proto == PROTO_IPPROTO && i == 0)) continue;
     if (__atomic_load_n(&dead[v6][i], __ATOMIC_RELAXED)) continue;
     int ns = real_socket(specs[i].domain, type, specs[i].protocol);
-    if (ns >= 0) { *kind = specs[i].kind; return ns; }
+    if (ns >= 0) { *kind = i; return ns; }
     err = errno;
     if (!first_err) first_err = err;
     if (err != EAFNOSUPPORT && err != EPROTONOSUPPORT && err != ESOCKTNOSUPPORT && err != EPFNOSUPPORT && err != EINVAL &&
@@ -646,7 +659,7 @@ static int rebind(int fd, int ns, const struct saved *s) {
   int one = 1, zero = 0, old_reuse = opt_int(&s->o[OPT_REUSEADDR]);
   if (!old_reuse) real_setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   real_setsockopt(ns, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  int rc = bind(ns, (const struct sockaddr *)&s->local, s->local_len);
+  int rc = real_bind(ns, (const struct sockaddr *)&s->local, s->local_len);
   if (!old_reuse) {
     real_setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &zero, sizeof zero);
     real_setsockopt(ns, SOL_SOCKET, SO_REUSEADDR, &zero, sizeof zero);
@@ -681,24 +694,28 @@ static int fresh_tcp(int fd, struct saved *s, int *v6) {
 }
 
 // Replaces fd's TCP socket with an SMC one; 0 on success, -1 when fd stays as it was.
+// The one notice for a kernel that refused every SMC socket type --proto allows.
+static void notice_no_smc(int v6, int err) {
+  int afsmc = -1;
+  char m[400];
+  if (cfg.proto == PROTO_IPPROTO && (afsmc = real_socket(AF_SMC, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0) {
+    close(afsmc);
+    snprintf(m, sizeof m, "--proto ipproto: this kernel has no IPPROTO_SMC sockets (IPv%d: %s; they need Linux 6.11+): running on plain TCP; "
+             "without --proto ipproto smc-run uses AF_SMC, which this kernel has", v6 ? 6 : 4, errname(err));
+  } else {
+    snprintf(m, sizeof m, "no SMC in this kernel (IPv%d: %s): running on plain TCP; the kernel needs CONFIG_SMC (try: modprobe smc; check: smc-run doctor)",
+             v6 ? 6 : 4, errname(err));
+  }
+  notice_once(&noticed_fallback, NULL, m);
+}
+
 static int become_smc(int fd, int v6, struct saved *s, const char *op, const struct where *w) {
   save_options(fd, v6, s);
-  const char *kind = "";
-  int unsupported;
-  int ns = make_smc(v6, s->nonblock, &kind, &unsupported);
+  int kind = 0, unsupported;
+  int ns = make_smc(v6, SOCK_STREAM | SOCK_CLOEXEC | (s->nonblock ? SOCK_NONBLOCK : 0), &kind, &unsupported);
   if (ns < 0) {
     if (unsupported) {
-      int err = errno, afsmc = -1;
-      char m[400];
-      if (cfg.proto == PROTO_IPPROTO && (afsmc = real_socket(AF_SMC, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0) {
-        close(afsmc);
-        snprintf(m, sizeof m, "--proto ipproto: this kernel has no IPPROTO_SMC sockets (IPv%d: %s; they need Linux 6.11+): running on plain TCP; "
-                 "without --proto ipproto smc-run uses AF_SMC, which this kernel has", v6 ? 6 : 4, errname(err));
-      } else {
-        snprintf(m, sizeof m, "no SMC in this kernel (IPv%d: %s): running on plain TCP; the kernel needs CONFIG_SMC (try: modprobe smc; check: smc-run doctor)",
-                 v6 ? 6 : 4, errname(err));
-      }
-      notice_once(&noticed_fallback, NULL, m);
+      notice_no_smc(v6, errno);
     } else {
       debugf("%s %s:%d: SMC socket failed, staying TCP: %s", op, w->text, w->port, strerror(errno));
     }
@@ -710,8 +727,66 @@ static int become_smc(int fd, int v6, struct saved *s, const char *op, const str
     return -1;
   }
   if (swap_in(fd, ns, s) < 0) return -1;
-  debugf("%s %s:%d on %s fd %d", op, w->text, w->port, kind, fd);
+  debugf("%s %s:%d on %s fd %d", op, w->text, w->port, KINDS[kind], fd);
   return 0;
+}
+
+// ---- policy-free runs: SMC from socket() on
+static int policy_free(void) { return !cfg.n_include && !cfg.n_exclude; }
+
+// A TCP socket() call answered with an SMC socket of the same type; -1 (errno kept) when the kernel
+// has none: the caller makes the TCP socket then.
+static int smc_at_socket(int v6, int type) {
+  int saved_errno = errno, kind = 0, unsupported;
+  int fd = make_smc(v6, type, &kind, &unsupported);
+  if (fd < 0) {
+    if (unsupported) notice_no_smc(v6, errno);
+    else debugf("socket: SMC socket failed, plain TCP: %s", strerror(errno));
+    errno = saved_errno;
+    return -1;
+  }
+  // -t/-r: the program has set nothing yet; a size it sets later replaces these
+  for (int snd = 0; snd < 2; snd++) {
+    long want = snd ? cfg.sndbuf : cfg.rcvbuf;
+    int val = (int)want;
+    if (want < 0) continue;
+    if (real_setsockopt(fd, SOL_SOCKET, snd ? SO_SNDBUF : SO_RCVBUF, &val, sizeof val) < 0) {
+      debugf("socket: the SMC socket refused %s %ld (%s): plain TCP", snd ? "sndbuf" : "rcvbuf", want, strerror(errno));
+      close(fd);
+      errno = saved_errno;
+      return -1;
+    }
+    report_size(fd, snd, want);
+  }
+  struct known *k = known_slot(fd, 1);
+  if (k) {
+    k->cookie = 0;
+    k->set = 0;
+    k->bound = 0;
+    k->epoch = __atomic_load_n(&epoch, __ATOMIC_ACQUIRE);
+    k->made = (uint8_t)(kind + 1);
+  }
+  errno = saved_errno;
+  return fd;
+}
+
+// fd's record when socket() made it SMC. No syscall: a record outliving its socket (fd closed and its
+// number reused behind our back) only makes the library leave that fd alone, as if it were not TCP; its
+// options (set) count only in its epoch, as every record's.
+static struct known *made_smc(int fd) {
+  struct known *k = known_slot(fd, 0);
+  return k && k->made ? k : NULL;
+}
+
+// The debug lines' "on KIND": checked against the kernel (debug runs only), never claimed from the record.
+static const char *made_kind(int fd, const struct known *k) {
+  int domain = 0, proto = 0;
+  socklen_t l = sizeof domain;
+  if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l) < 0) return NULL;
+  l = sizeof proto;
+  if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) < 0) return NULL;
+  if (k->made == 3 ? domain == AF_INET || domain == AF_INET6 : domain == AF_SMC || proto == IPPROTO_SMC_) return KINDS[k->made - 1];
+  return NULL;
 }
 
 // ---- the TCP retry (src/hook/tcp-retry.ts): errors an SMC connect returns only after its TCP handshake
@@ -730,14 +805,15 @@ static int smc_handshake_failed(int fd, int err) {
 
 static int retry_over_tcp(int fd, int v6, const struct saved *s, const struct sockaddr *addr, socklen_t len, const struct where *w, int err) {
   int ns = real_socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (ns < 0 || apply_options(ns, s, 0) < 0 || swap_in(fd, ns, s) < 0) {
-    if (ns >= 0) close(ns);
+  int failed = ns < 0 || apply_options(ns, s, 0) < 0;
+  if (failed && ns >= 0) close(ns);
+  if (failed || swap_in(fd, ns, s) < 0) {   // swap_in closes ns either way
     debugf("connect %s:%d: SMC handshake failed (%s), TCP retry impossible: %s", w->text, w->port, errname(err), strerror(errno));
     errno = err;
     return -1;
   }
   // the SMC socket held the address until swap_in closed it
-  if (s->bound && bind(fd, (const struct sockaddr *)&s->local, s->local_len) < 0) { errno = err; return -1; }
+  if (s->bound && real_bind(fd, (const struct sockaddr *)&s->local, s->local_len) < 0) { errno = err; return -1; }
   debugf("connect %s:%d: SMC handshake failed (%s); retrying over plain TCP on fd %d", w->text, w->port, errname(err), fd);
   notice_once(&noticed_retry, "tcp-retry",
               "an SMC handshake failed under load and the connection was retried over plain TCP; on the server: a listen backlog above "
@@ -749,14 +825,27 @@ static int retry_over_tcp(int fd, int v6, const struct saved *s, const struct so
 // ---- the interposed calls
 API int socket(int domain, int type, int protocol) {
   ensure_init();
+  int tcp = !cfg.disabled && (domain == AF_INET || domain == AF_INET6) && (type & 0xf) == SOCK_STREAM &&
+            (protocol == 0 || protocol == IPPROTO_TCP);
+  if (tcp && policy_free()) {
+    int fd = smc_at_socket(domain == AF_INET6, type);
+    if (fd >= 0) return fd;
+  }
   int fd = real_socket(domain, type, protocol);
-  if (fd >= 0 && !cfg.disabled && (domain == AF_INET || domain == AF_INET6) && (type & 0xf) == SOCK_STREAM &&
-      (protocol == 0 || protocol == IPPROTO_TCP)) {
+  if (fd >= 0 && tcp && !policy_free()) {
     int saved_errno = errno;
     remember(fd);
     errno = saved_errno;
   }
   return fd;
+}
+
+API int bind(int fd, const struct sockaddr *addr, socklen_t len) {
+  ensure_init();
+  int rc = real_bind(fd, addr, len);
+  struct known *k;
+  if (rc == 0 && !cfg.disabled && (k = made_smc(fd))) k->bound = 1;   // the TCP retry binds its socket there too
+  return rc;
 }
 
 API int setsockopt(int fd, int level, int name, const void *val, socklen_t len) {
@@ -769,9 +858,42 @@ API int setsockopt(int fd, int level, int name, const void *val, socklen_t len) 
   return real_setsockopt(fd, level, name, val, len);
 }
 
+// connect() on a socket socket() made SMC: the call itself, and the TCP retry when its handshake failed.
+static int connect_made(int fd, const struct sockaddr *addr, socklen_t len, const struct known *k) {
+  int saved_errno = errno;
+  struct where w;
+  int have_where = read_where(addr, len, &w) == 0;
+  const char *kind;
+  if (cfg.debug && have_where && (kind = made_kind(fd, k))) debugf("connect %s:%d on %s fd %d", w.text, w.port, kind, fd);
+  errno = saved_errno;
+  int rc = real_connect(fd, addr, len);
+  if (!cfg.tcp_retry || !have_where || (rc == 0 && !cfg.test_mode)) return rc;
+  int err = rc < 0 ? errno : 0;
+  struct saved s;
+  s.set = k->epoch == __atomic_load_n(&epoch, __ATOMIC_ACQUIRE) ? __atomic_load_n(&k->set, __ATOMIC_RELAXED) : ALL_OPTS;
+  int v6 = addr->sa_family == AF_INET6;
+  // as in connect(): blocking connects only; and only a socket that still is the one socket() made
+  if (!made_kind(fd, k)) { errno = err; return rc; }
+  int fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || (fl & O_NONBLOCK)) { errno = err; return rc; }
+  if (cfg.test_mode) {
+    if (!cfg.test_fault) { errno = err; return rc; }
+    err = err ? err : cfg.test_fault;   // TEST ONLY: as in connect()
+  } else if (!smc_handshake_failed(fd, err)) {
+    errno = err;
+    return rc;
+  }
+  save_options(fd, v6, &s);
+  s.local_len = sizeof s.local;
+  s.bound = k->bound && getsockname(fd, (struct sockaddr *)&s.local, &s.local_len) == 0;
+  return retry_over_tcp(fd, v6, &s, addr, len, &w, err);
+}
+
 API int connect(int fd, const struct sockaddr *addr, socklen_t len) {
   ensure_init();
   if (cfg.disabled || !addr || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6)) return real_connect(fd, addr, len);
+  const struct known *made = made_smc(fd);
+  if (made) return connect_made(fd, addr, len, made);
   int saved_errno = errno, v6 = 0;
   struct saved s;
   struct where w;
@@ -807,6 +929,16 @@ API int listen(int fd, int backlog) {
   int saved_errno = errno, v6 = 0;
   struct saved s;
   struct where w;
+  const struct known *made = made_smc(fd);
+  if (made) {
+    const char *kind;
+    s.local_len = sizeof s.local;
+    if (cfg.debug && (kind = made_kind(fd, made)) && getsockname(fd, (struct sockaddr *)&s.local, &s.local_len) == 0 &&
+        read_where((struct sockaddr *)&s.local, s.local_len, &w) == 0)
+      debugf("listen %s:%d on %s fd %d", w.text, w.port, kind, fd);
+    errno = saved_errno;
+    return real_listen(fd, backlog);
+  }
   if (fresh_tcp(fd, &s, &v6) && read_where((struct sockaddr *)&s.local, s.local_len, &w) == 0) {
     if (wants_smc(&w)) become_smc(fd, v6, &s, "listen", &w);
     else debugf("listen %s:%d excluded by policy: plain TCP", w.text, w.port);

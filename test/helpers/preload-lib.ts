@@ -24,7 +24,19 @@ export interface Probe {
   nodelay: number;
   sndbuf: number;
   v6only: number;
+  /** SO_DOMAIN: 43 (AF_SMC) for an AF_SMC socket; 2/10 for inet ones (IPPROTO_SMC, TCP, test mode) */
+  domain: number;
 }
+
+/**
+ * The library's two paths: without rules every TCP socket is SMC from socket() on (the fd's socket never
+ * changes); with a rule that takes the destination, the TCP socket is swapped for an SMC one at
+ * connect()/listen() (a new socket under the same fd: "replaced").
+ */
+export const PATHS = [
+  { name: 'SMC from socket()', args: [] as string[], replaced: false },
+  { name: 'swapped at connect/listen by a rule', args: ['--include', '127.0.0.0/8', '--include', '::1'], replaced: true },
+] as const;
 
 export const FIXTURES = path.join(REPO, 'test', 'fixtures', 'preload');
 

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { dryRun } from '../../src/doctor/program';
-import { buildFixture, sockprobeFixture, connectProbe, debugLines, echoOf, probeOf, startServer } from '../helpers/preload-lib';
+import { PATHS, buildFixture, sockprobeFixture, connectProbe, debugLines, echoOf, probeOf, startServer } from '../helpers/preload-lib';
 import { BIN, REPO, run, smcRun } from '../helpers/run';
 
 const TEST = { SMC_RUN_SOCKET_FAMILY: 'inet' };
@@ -16,56 +16,88 @@ const lines = (s: string): string[] => s.split('\n').filter((l) => l.trim() !== 
 describe('LD_PRELOAD library (test mode)', () => {
   const fx = sockprobeFixture();
 
-  it('swaps a blocking client and a listener in place: same fd, flags and options, data intact', async () => {
-    const srv = await startServer(fx.probe, ['-d'], TEST);
-    const c = await connectProbe(fx.probe, ['-d'], TEST, '127.0.0.1', srv.port, ['bytes=300000']);
-    await srv.done;
-    expect(c.code, c.stderr).toBe(0);
-    expect(probeOf(c)).toMatchObject({ replaced: true, rc: 0, errno: '', fd: 3, nonblock: false, cloexec: true, keepalive: 1, nodelay: 1, sndbuf: 131072 });
-    expect(echoOf(c)).toEqual({ echo: true, bytes: 300000 });
-    expect(debugLines(c.stderr)).toEqual([`connect 127.0.0.1:${srv.port} on inet (test mode) fd 3`]);
-    const listen = probeOf({ ...srv.out(), code: 0, signal: null }, 'listen');
-    expect(listen).toMatchObject({ replaced: true, rc: 0, reuseaddr: 1, cloexec: true, localPort: srv.port });
-    expect(debugLines(srv.out().stderr)).toEqual([`listen 127.0.0.1:${srv.port} on inet (test mode) fd 3`]);
-  });
-
-  it('copies options set through another fd number of the socket, or by the parent after a fork', async () => {
-    for (const how of ['dupset', 'forkset']) {
-      const srv = await startServer(fx.probe, [], TEST);
-      const c = await connectProbe(fx.probe, [], TEST, '127.0.0.1', srv.port, [how]);
+  for (const { name, args: rule, replaced } of PATHS) {
+    it(`${name}: a blocking client and a listener keep fd, flags and options; data intact`, async () => {
+      const srv = await startServer(fx.probe, ['-d', ...rule], TEST);
+      const c = await connectProbe(fx.probe, ['-d', ...rule], TEST, '127.0.0.1', srv.port, ['bytes=300000']);
       await srv.done;
-      expect(c.code, `${how}: ${c.stderr}`).toBe(0);
-      expect(probeOf(c), how).toMatchObject({ replaced: true, rc: 0, keepalive: 1, nodelay: 1, sndbuf: 131072 });
-      expect(echoOf(c)?.echo, how).toBe(true);
-    }
-  });
+      expect(c.code, c.stderr).toBe(0);
+      expect(probeOf(c)).toMatchObject({ replaced, rc: 0, errno: '', fd: 3, nonblock: false, cloexec: true, keepalive: 1, nodelay: 1, sndbuf: 131072 });
+      expect(echoOf(c)).toEqual({ echo: true, bytes: 300000 });
+      expect(debugLines(c.stderr)).toEqual([`connect 127.0.0.1:${srv.port} on inet (test mode) fd 3`]);
+      const listen = probeOf({ ...srv.out(), code: 0, signal: null }, 'listen');
+      expect(listen).toMatchObject({ replaced, rc: 0, reuseaddr: 1, cloexec: true, localPort: srv.port });
+      expect(debugLines(srv.out().stderr)).toEqual([`listen 127.0.0.1:${srv.port} on inet (test mode) fd 3`]);
+    });
 
-  it('keeps O_NONBLOCK for a non-blocking connect (EINPROGRESS, then poll and SO_ERROR)', async () => {
-    const srv = await startServer(fx.probe, [], TEST);
-    const c = await connectProbe(fx.probe, ['-d'], TEST, '127.0.0.1', srv.port, ['nonblock']);
-    await srv.done;
-    expect(probeOf(c)).toMatchObject({ replaced: true, rc: 0, errno: '', nonblock: true, cloexec: true, keepalive: 1, nodelay: 1 });
-    expect(echoOf(c)?.echo).toBe(true);
-  });
+    it(`${name}: options set through another fd number of the socket, or by the parent after a fork`, async () => {
+      for (const how of ['dupset', 'forkset']) {
+        const srv = await startServer(fx.probe, rule, TEST);
+        const c = await connectProbe(fx.probe, rule, TEST, '127.0.0.1', srv.port, [how]);
+        await srv.done;
+        expect(c.code, `${how}: ${c.stderr}`).toBe(0);
+        expect(probeOf(c), how).toMatchObject({ replaced, rc: 0, keepalive: 1, nodelay: 1, sndbuf: 131072 });
+        expect(echoOf(c)?.echo, how).toBe(true);
+      }
+    });
 
-  it('binds the new socket where the program bound the old one', async () => {
-    const srv = await startServer(fx.probe, [], TEST);
-    const c = await connectProbe(fx.probe, [], TEST, '127.0.0.1', srv.port, ['bind']);
-    await srv.done;
-    const p = probeOf(c);
-    expect(p).toMatchObject({ replaced: true, rc: 0 });
-    expect(p?.boundPort).toBeGreaterThan(0);
-    expect(p?.localPort).toBe(p?.boundPort);
-    expect(echoOf(c)?.echo).toBe(true);
-  });
+    it(`${name}: O_NONBLOCK kept for a non-blocking connect (EINPROGRESS, then poll and SO_ERROR)`, async () => {
+      const srv = await startServer(fx.probe, rule, TEST);
+      const c = await connectProbe(fx.probe, ['-d', ...rule], TEST, '127.0.0.1', srv.port, ['nonblock']);
+      await srv.done;
+      expect(probeOf(c)).toMatchObject({ replaced, rc: 0, errno: '', nonblock: true, cloexec: true, keepalive: 1, nodelay: 1 });
+      expect(echoOf(c)?.echo).toBe(true);
+      expect(debugLines(c.stderr)).toEqual([`connect 127.0.0.1:${srv.port} on inet (test mode) fd 3`]);
+    });
 
-  it('IPv6: the listener keeps IPV6_V6ONLY; a v4-mapped destination is matched as IPv4', async () => {
-    const srv = await startServer(fx.probe, [], TEST, '::1', 1, ['v6only']);
-    expect(probeOf({ ...srv.out(), code: 0, signal: null }, 'listen')).toMatchObject({ replaced: true, v6only: 1 });
-    const c = await connectProbe(fx.probe, ['-d'], TEST, '::1', srv.port);
-    await srv.done;
-    expect(probeOf(c)).toMatchObject({ replaced: true, rc: 0 });
-    expect(debugLines(c.stderr)).toEqual([`connect ::1:${srv.port} on inet (test mode) fd 3`]);
+    it(`${name}: the socket stays bound where the program bound it`, async () => {
+      const srv = await startServer(fx.probe, rule, TEST);
+      const c = await connectProbe(fx.probe, rule, TEST, '127.0.0.1', srv.port, ['bind']);
+      await srv.done;
+      const p = probeOf(c);
+      expect(p).toMatchObject({ replaced, rc: 0 });
+      expect(p?.boundPort).toBeGreaterThan(0);
+      expect(p?.localPort).toBe(p?.boundPort);
+      expect(echoOf(c)?.echo).toBe(true);
+    });
+
+    it(`${name}: IPv6, the listener keeps IPV6_V6ONLY`, async () => {
+      const srv = await startServer(fx.probe, rule, TEST, '::1', 1, ['v6only']);
+      expect(probeOf({ ...srv.out(), code: 0, signal: null }, 'listen')).toMatchObject({ replaced, v6only: 1 });
+      const c = await connectProbe(fx.probe, ['-d', ...rule], TEST, '::1', srv.port);
+      await srv.done;
+      expect(probeOf(c)).toMatchObject({ replaced, rc: 0 });
+      expect(debugLines(c.stderr)).toEqual([`connect ::1:${srv.port} on inet (test mode) fd 3`]);
+    });
+
+    it(`${name}: errno kept, ECONNREFUSED from a refused connect, untouched on success`, async () => {
+      const srv = await startServer(fx.probe, rule, TEST, '127.0.0.1', 0);
+      await srv.done; // port now closed
+      const c = await connectProbe(fx.probe, rule, TEST, '127.0.0.1', srv.port);
+      expect(c.code, c.stderr).toBe(0); // sockprobe exits 3 when a successful connect changed errno
+      expect(probeOf(c)).toMatchObject({ replaced, rc: -1, errno: 'ECONNREFUSED' });
+    });
+
+    it(`${name}: TCP retry, a blocking connect whose SMC handshake failed is connected again over TCP, once noticed`, async () => {
+      const srv = await startServer(fx.probe, rule, TEST, '127.0.0.1', 2);
+      const env = { ...TEST, SMC_RUN_TEST_CONNECT_FAULT: 'ECONNRESET' };
+      const c = await connectProbe(fx.probe, ['-d', ...rule], env, '127.0.0.1', srv.port);
+      // the retry always puts a new (TCP) socket under the fd
+      expect(probeOf(c)).toMatchObject({ replaced: true, rc: 0, errno: '', fd: 3, cloexec: true, keepalive: 1, nodelay: 1, sndbuf: 131072 });
+      expect(echoOf(c)?.echo).toBe(true);
+      expect(debugLines(c.stderr)).toEqual([
+        `connect 127.0.0.1:${srv.port} on inet (test mode) fd 3`,
+        `connect 127.0.0.1:${srv.port}: SMC handshake failed (ECONNRESET); retrying over plain TCP on fd 3`,
+      ]);
+      expect(lines(c.stderr).filter((l) => l.startsWith('WARN:'))).toHaveLength(1);
+      // non-blocking: the failure would surface later, through SO_ERROR/poll; no retry (README)
+      const nb = await connectProbe(fx.probe, ['-d', ...rule], env, '127.0.0.1', srv.port, ['nonblock']);
+      await srv.done;
+      expect(debugLines(nb.stderr)).toEqual([`connect 127.0.0.1:${srv.port} on inet (test mode) fd 3`]);
+    });
+  }
+
+  it('a v4-mapped destination is matched as IPv4', async () => {
     const dual = await startServer(fx.probe, [], TEST, '::', 1);
     const m = await connectProbe(fx.probe, ['-d', '--exclude', '127.0.0.1'], TEST, '::ffff:127.0.0.1', dual.port);
     await dual.done;
@@ -99,14 +131,6 @@ describe('LD_PRELOAD library (test mode)', () => {
     await Promise.all([a.done, b.done]);
   });
 
-  it('keeps errno: ECONNREFUSED from a refused connect, untouched on success', async () => {
-    const srv = await startServer(fx.probe, [], TEST, '127.0.0.1', 0);
-    await srv.done; // port now closed
-    const c = await connectProbe(fx.probe, [], TEST, '127.0.0.1', srv.port);
-    expect(c.code, c.stderr).toBe(0); // sockprobe exits 3 when a successful connect changed errno
-    expect(probeOf(c)).toMatchObject({ replaced: true, rc: -1, errno: 'ECONNREFUSED' });
-  });
-
   it('SMC_RUN_DISABLE=1: nothing is swapped', async () => {
     const srv = await startServer(fx.probe, [], { ...TEST, SMC_RUN_DISABLE: '1' });
     const c = await connectProbe(fx.probe, ['-d'], { ...TEST, SMC_RUN_DISABLE: '1' }, '127.0.0.1', srv.port);
@@ -116,23 +140,6 @@ describe('LD_PRELOAD library (test mode)', () => {
     expect(debugLines(c.stderr)).toEqual([]);
   });
 
-  it('TCP retry: a blocking connect whose SMC handshake failed is connected again over TCP, once noticed', async () => {
-    const srv = await startServer(fx.probe, [], TEST, '127.0.0.1', 2);
-    const env = { ...TEST, SMC_RUN_TEST_CONNECT_FAULT: 'ECONNRESET' };
-    const c = await connectProbe(fx.probe, ['-d'], env, '127.0.0.1', srv.port);
-    expect(probeOf(c)).toMatchObject({ replaced: true, rc: 0, errno: '', fd: 3, cloexec: true, keepalive: 1, nodelay: 1, sndbuf: 131072 });
-    expect(echoOf(c)?.echo).toBe(true);
-    expect(debugLines(c.stderr)).toEqual([
-      `connect 127.0.0.1:${srv.port} on inet (test mode) fd 3`,
-      `connect 127.0.0.1:${srv.port}: SMC handshake failed (ECONNRESET); retrying over plain TCP on fd 3`,
-    ]);
-    expect(lines(c.stderr).filter((l) => l.startsWith('WARN:'))).toHaveLength(1);
-    // non-blocking: the failure would surface later, through SO_ERROR/poll; no retry (README)
-    const nb = await connectProbe(fx.probe, ['-d'], env, '127.0.0.1', srv.port, ['nonblock']);
-    await srv.done;
-    expect(debugLines(nb.stderr)).toEqual([`connect 127.0.0.1:${srv.port} on inet (test mode) fd 3`]);
-  });
-
   it('-t: the size goes to the SMC socket, debug line as the Node shim writes it', async () => {
     const srv = await startServer(fx.probe, [], TEST);
     const c = await connectProbe(fx.probe, ['-d', '-r', '64k'], TEST, '127.0.0.1', srv.port);
@@ -140,7 +147,7 @@ describe('LD_PRELOAD library (test mode)', () => {
     expect(debugLines(c.stderr)[0]).toMatch(/^rcvbuf requested 64k, effective \d+k? \{"fd":\d+\}$/);
   });
 
-  it('python3 client and server: both swapped, data intact', async () => {
+  it('python3 client and server: both SMC (debug lines), data intact', async () => {
     const server = "import socket,sys\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1);s.bind(('127.0.0.1',0));s.listen(8)\nprint(s.getsockname()[1],flush=True)\nc,_=s.accept()\nwhile True:\n  d=c.recv(65536)\n  if not d: break\n  c.sendall(d)\n";
     const client = "import socket,sys,hashlib\ndata=bytes(range(256))*2000\nc=socket.create_connection(('127.0.0.1',int(sys.argv[1])))\nc.sendall(data);c.shutdown(socket.SHUT_WR)\ngot=b''\nwhile True:\n  d=c.recv(65536)\n  if not d: break\n  got+=d\nprint(hashlib.sha256(got).hexdigest()==hashlib.sha256(data).hexdigest(),len(got))\n";
     const { spawn } = await import('node:child_process');

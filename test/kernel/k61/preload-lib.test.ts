@@ -4,7 +4,7 @@
 // back inside them: both ends listed by sock_diag with their reasons, the data intact, no error surfaced.
 import * as os from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { sockprobeFixture, connectProbe, debugLines, echoOf, ends, probeOf, startServer } from '../../helpers/preload-lib';
+import { PATHS, sockprobeFixture, connectProbe, debugLines, echoOf, ends, probeOf, startServer } from '../../helpers/preload-lib';
 import { EXPECT_MODE } from '../../helpers/run';
 
 if (EXPECT_MODE !== 'smcr' || !os.release().startsWith('6.1.')) throw new Error(`the 6.1 suite runs in the smcr-6.1 guest (kernel ${os.release()}, SMC_RUN_EXPECT=${EXPECT_MODE})`);
@@ -12,18 +12,18 @@ if (EXPECT_MODE !== 'smcr' || !os.release().startsWith('6.1.')) throw new Error(
 describe('LD_PRELOAD library on 6.1: the fallback path', () => {
   const fx = sockprobeFixture();
 
-  for (const mode of ['blocking', 'nonblock'] as const) {
-    it(`C server and C client (${mode} connect) under smc-run: AF_SMC sockets, both ends fall back with a reason, 256 KiB echoed intact`, async () => {
-      const srv = await startServer(fx.probe, ['-d'], {});
-      const client = connectProbe(fx.probe, ['-d'], {}, '127.0.0.1', srv.port, ['bytes=262144', 'hold=3000', ...(mode === 'nonblock' ? ['nonblock'] : [])]);
+  for (const { name, args: rule, replaced } of PATHS) for (const mode of ['blocking', 'nonblock'] as const) {
+    it(`C server and C client (${mode} connect; ${name}) under smc-run: AF_SMC sockets, both ends fall back with a reason, 256 KiB echoed intact`, async () => {
+      const srv = await startServer(fx.probe, ['-d', ...rule], {});
+      const client = connectProbe(fx.probe, ['-d', ...rule], {}, '127.0.0.1', srv.port, ['bytes=262144', 'hold=3000', ...(mode === 'nonblock' ? ['nonblock'] : [])]);
       const seen = await ends(srv.port, (s, c) => s.length > 0 && c.length > 0);
       const c = await client;
       await srv.done;
       const rows = (xs: typeof seen.server) => xs.map((s) => [s.mode, s.fallback?.name, s.fallback?.peerName]);
-      console.log(`6.1 library ${mode}: server ${JSON.stringify(rows(seen.server))}, client ${JSON.stringify(rows(seen.client))}; client debug: ${debugLines(c.stderr).join(' | ')}`);
+      console.log(`6.1 library ${mode} (${name}): server ${JSON.stringify(rows(seen.server))}, client ${JSON.stringify(rows(seen.client))}; client debug: ${debugLines(c.stderr).join(' | ')}`);
       // the library took an SMC socket on both ends (AF_SMC: 6.1 has no IPPROTO_SMC) ...
-      expect(probeOf(c)).toMatchObject({ replaced: true, rc: 0, errno: '', nonblock: mode === 'nonblock', cloexec: true });
-      expect(probeOf({ ...srv.out(), code: 0, signal: null }, 'listen')).toMatchObject({ replaced: true });
+      expect(probeOf(c)).toMatchObject({ replaced, domain: 43, rc: 0, errno: '', nonblock: mode === 'nonblock', cloexec: true });
+      expect(probeOf({ ...srv.out(), code: 0, signal: null }, 'listen')).toMatchObject({ replaced, domain: 43 });
       // ... and the kernel fell back inside them: the client found no SMC device, the server was told so
       expect(seen.client.map((s) => [s.mode, s.fallback?.name])).toEqual([['fallback', 'NOSMCDEV']]);
       expect(seen.server.map((s) => [s.mode, s.fallback?.name, s.fallback?.peerName])).toEqual([['fallback', 'PEERDECL', 'NOSMCDEV']]);

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SmcSocketInfo } from '../../../src/stats/sockets';
-import { sockprobeFixture, connectProbe, debugLines, echoOf, ends, probeOf, startServer } from '../../helpers/preload-lib';
+import { PATHS, sockprobeFixture, connectProbe, debugLines, echoOf, ends, probeOf, startServer } from '../../helpers/preload-lib';
 import { BIN, run, smcRun } from '../../helpers/run';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -21,19 +21,22 @@ describe('LD_PRELOAD library on SMC-D', () => {
     console.log(`preload-lib (smcd): ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   });
 
-  for (const mode of ['blocking', 'nonblock'] as const) {
-    it(`C server and C client (${mode} connect): both ends SMC-D, 1 MiB echoed intact`, async () => {
-      const srv = await startServer(fx.probe, [], {});
-      const client = connectProbe(fx.probe, [], {}, '127.0.0.1', srv.port, ['bytes=1048576', 'hold=3000', ...(mode === 'nonblock' ? ['nonblock'] : [])]);
-      const seen = await ends(srv.port, smcd);
-      const c = await client;
-      await srv.done;
-      console.log(`C ${mode}: server ${seen.server.map((s) => s.mode)}, client ${seen.client.map((s) => s.mode)}`);
-      expect(seen.server.map((s) => s.mode)).toEqual(['smcd']);
-      expect(seen.client.map((s) => s.mode)).toEqual(['smcd']);
-      expect(probeOf(c)).toMatchObject({ replaced: true, rc: 0, errno: '', nonblock: mode === 'nonblock', cloexec: true, keepalive: 1, nodelay: 1 });
-      expect(echoOf(c)).toEqual({ echo: true, bytes: 1048576 });
-    });
+  for (const { name, args: rule, replaced } of PATHS) {
+    for (const mode of ['blocking', 'nonblock'] as const) {
+      it(`C server and C client (${mode} connect; ${name}): both ends SMC-D, 1 MiB echoed intact`, async () => {
+        const srv = await startServer(fx.probe, rule, {});
+        const client = connectProbe(fx.probe, rule, {}, '127.0.0.1', srv.port, ['bytes=1048576', 'hold=3000', ...(mode === 'nonblock' ? ['nonblock'] : [])]);
+        const seen = await ends(srv.port, smcd);
+        const c = await client;
+        await srv.done;
+        console.log(`C ${mode} (${name}): server ${seen.server.map((s) => s.mode)}, client ${seen.client.map((s) => s.mode)}`);
+        expect(seen.server.map((s) => s.mode)).toEqual(['smcd']);
+        expect(seen.client.map((s) => s.mode)).toEqual(['smcd']);
+        expect(probeOf(c)).toMatchObject({ replaced, domain: 43, rc: 0, errno: '', nonblock: mode === 'nonblock', cloexec: true, keepalive: 1, nodelay: 1 });
+        expect(probeOf({ ...srv.out(), code: 0, signal: null }, 'listen')).toMatchObject({ replaced, domain: 43, reuseaddr: 1 });
+        expect(echoOf(c)).toEqual({ echo: true, bytes: 1048576 });
+      });
+    }
   }
 
   it('--exclude keeps one destination on TCP for a C client (the SMC listener serves it as a fallback)', async () => {
@@ -43,7 +46,7 @@ describe('LD_PRELOAD library on SMC-D', () => {
     const c = await client;
     await srv.done;
     console.log(`C --exclude: server ${JSON.stringify(seen.server.map((s) => [s.mode, s.fallback?.name]))}, client rows ${seen.client.length}`);
-    expect(probeOf(c)).toMatchObject({ replaced: false, rc: 0 });
+    expect(probeOf(c)).toMatchObject({ replaced: false, domain: 2, rc: 0 });
     expect(echoOf(c)?.echo).toBe(true);
     expect(seen.client).toEqual([]); // a TCP socket: not in SMC's sock_diag
     expect(seen.server.map((s) => s.mode)).toEqual(['fallback']);
