@@ -10,6 +10,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #include "errno_error.h"
 
@@ -18,6 +19,11 @@ namespace smcrun {
 int OpenNetlinkSocket(int protocol, int* err);
 
 namespace {
+
+// test hook (test/integration/shim.test.ts): the failure path without exhausting the machine's thread
+// limit; read once, when the addon loads on the JS thread (getenv on a pool thread would race the JS
+// thread's environment writes)
+bool g_fail_thread = false;
 
 struct Result {
   int fd = -1;
@@ -32,10 +38,7 @@ struct Result {
 Result OpenInNamespace(const std::string& nsPath, const std::string& kind, const std::string& path, int arg) {
   Result r;
   try {
-    // test hook (test/integration/shim.test.ts): the failure path without exhausting the machine's thread
-    // limit; read once, on the first call (the JS thread: the caller joins the worker)
-    static const bool fail_thread = std::getenv("SMC_RUN_TEST_THREAD_FAIL") != nullptr;
-    if (fail_thread) throw std::system_error(EAGAIN, std::generic_category());
+    if (g_fail_thread) throw std::system_error(EAGAIN, std::generic_category());
     std::thread worker([&] {
       UniqueFd ns(open(nsPath.c_str(), O_RDONLY | O_CLOEXEC));
       if (!ns.valid()) { r.err = errno; r.syscall = "open"; return; }
@@ -59,21 +62,68 @@ Result OpenInNamespace(const std::string& nsPath, const std::string& kind, const
   return r;
 }
 
-// openInNetns(nsPath, "file", path, flags) | openInNetns(nsPath, "netlink", "", protocol) -> fd
-Napi::Value OpenInNetns(const Napi::CallbackInfo& info) {
+struct Request {
+  std::string nsPath, kind, path;
+  int arg = 0;
+};
+
+// The arguments of openInNetns/openInNetnsAsync; false (a TypeError thrown) when they are wrong.
+bool ReadRequest(const Napi::CallbackInfo& info, const char* name, Request* req) {
   Napi::Env env = info.Env();
   if (info.Length() < 4 || !info[0].IsString() || !info[1].IsString() || !info[2].IsString() ||
       !info[3].IsNumber()) {
-    Napi::TypeError::New(env, "openInNetns(nsPath, kind, path, flagsOrProtocol)").ThrowAsJavaScriptException();
-    return env.Null();
+    Napi::TypeError::New(env, std::string(name) + "(nsPath, kind, path, flagsOrProtocol)").ThrowAsJavaScriptException();
+    return false;
   }
-  std::string kind = info[1].As<Napi::String>();
-  if (kind != "file" && kind != "netlink") {
-    Napi::TypeError::New(env, "openInNetns: kind must be 'file' or 'netlink'").ThrowAsJavaScriptException();
-    return env.Null();
+  req->kind = info[1].As<Napi::String>();
+  if (req->kind != "file" && req->kind != "netlink") {
+    Napi::TypeError::New(env, std::string(name) + ": kind must be 'file' or 'netlink'").ThrowAsJavaScriptException();
+    return false;
   }
-  Result r = OpenInNamespace(info[0].As<Napi::String>(), kind, info[2].As<Napi::String>(),
-                             info[3].As<Napi::Number>().Int32Value());
+  req->nsPath = info[0].As<Napi::String>();
+  req->path = info[2].As<Napi::String>();
+  req->arg = info[3].As<Napi::Number>().Int32Value();
+  return true;
+}
+
+// openInNetnsAsync(...) -> Promise<fd>: the same on a libuv pool thread, which waits for the helper thread
+// instead of the event loop (the pool thread itself never changes namespace: other jobs run on it).
+class OpenWorker : public Napi::AsyncWorker {
+ public:
+  OpenWorker(Napi::Env env, Request req)
+      : Napi::AsyncWorker(env, "smc-run:netns"), deferred_(Napi::Promise::Deferred::New(env)), req_(std::move(req)) {}
+  Napi::Promise Promise() { return deferred_.Promise(); }
+  void Execute() override { r_ = OpenInNamespace(req_.nsPath, req_.kind, req_.path, req_.arg); }
+  void OnOK() override {
+    if (r_.fd < 0) deferred_.Reject(ErrnoError(Env(), r_.err, r_.syscall).Value());
+    else deferred_.Resolve(Napi::Number::New(Env(), r_.fd));
+  }
+  void OnError(const Napi::Error& e) override {
+    if (r_.fd >= 0) close(r_.fd);
+    deferred_.Reject(e.Value());
+  }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  Request req_;
+  Result r_;
+};
+
+Napi::Value OpenInNetnsAsync(const Napi::CallbackInfo& info) {
+  Request req;
+  if (!ReadRequest(info, "openInNetnsAsync", &req)) return info.Env().Null();
+  auto* worker = new OpenWorker(info.Env(), std::move(req));
+  Napi::Promise p = worker->Promise();
+  worker->Queue();  // deletes itself after OnOK/OnError
+  return p;
+}
+
+// openInNetns(nsPath, "file", path, flags) | openInNetns(nsPath, "netlink", "", protocol) -> fd
+Napi::Value OpenInNetns(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Request req;
+  if (!ReadRequest(info, "openInNetns", &req)) return env.Null();
+  Result r = OpenInNamespace(req.nsPath, req.kind, req.path, req.arg);
   if (r.fd < 0) {
     Napi::Error e = ErrnoError(env, r.err, r.syscall);
     e.ThrowAsJavaScriptException();
@@ -85,7 +135,9 @@ Napi::Value OpenInNetns(const Napi::CallbackInfo& info) {
 }  // namespace
 
 Napi::Object InitNetns(Napi::Env env, Napi::Object exports) {
+  g_fail_thread = std::getenv("SMC_RUN_TEST_THREAD_FAIL") != nullptr;
   exports.Set("openInNetns", Napi::Function::New(env, OpenInNetns, "openInNetns"));
+  exports.Set("openInNetnsAsync", Napi::Function::New(env, OpenInNetnsAsync, "openInNetnsAsync"));
   return exports;
 }
 

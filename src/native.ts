@@ -27,6 +27,8 @@ export interface NativeAddon {
   netlinkExchangeAsync(fd: number, request?: Uint8Array | null): Promise<Buffer>;
   /** open a file (flags) or a netlink socket (protocol) inside the network namespace at nsPath */
   openInNetns(nsPath: string, kind: 'file' | 'netlink', filePath: string, flagsOrProtocol: number): number;
+  /** openInNetns on a libuv pool thread: the event loop never waits for the helper thread */
+  openInNetnsAsync(nsPath: string, kind: 'file' | 'netlink', filePath: string, flagsOrProtocol: number): Promise<number>;
 }
 
 /** An Error from the addon: errno name in `code`, like Node's own system errors. */

@@ -1,7 +1,7 @@
 // smc-run/promises: the per-socket, listing and system API without blocking the event loop, following
 // node:fs/promises. Every netlink request and receive runs on a libuv thread-pool thread (the addon's
-// netlinkExchangeAsync, a datagram a job; opening a socket in another namespace still joins its thread
-// synchronously); the parsing, policy and types are the sync API's own (src/stats, src/netlink).
+// netlinkExchangeAsync, a datagram a job; a socket in another namespace is opened by a helper thread the
+// pool waits for, openInNetnsAsync); the parsing, policy and types are the sync API's own (src/stats, src/netlink).
 // getSmcInfo calls made in the same tick share one sock_diag dump: the kernel has no per-socket filter for
 // SMC sockets, so one dump answers them all, and only their rows are kept as the datagrams arrive; dumps are
 // paced (api/dump-pacing.ts) so that a stream of lookups does not keep a CPU dumping.
@@ -12,7 +12,7 @@ import { NetlinkSocket } from '../netlink/socket';
 import { findSmcMessagesAsync, openSockDiag, parseSmcDiagMessage } from '../netlink/sockdiag';
 import { dumpPacingForTests } from '../test-hooks';
 import { readSmcSockets } from '../stats/async-readings';
-import { familyOf, fdOf, openSockDiagFor, tcpInfo, toSocketInfo, withOwnAddresses, type SmcSocketInfo } from '../stats/sockets';
+import { familyOf, fdOf, openSockDiagForAsync, tcpInfo, toSocketInfo, withOwnAddresses, type SmcSocketInfo } from '../stats/sockets';
 import type { SmcSystemStats } from '../stats/system';
 import { DumpPacer } from './dump-pacing';
 import { withSmcGenlAsync } from './genl';
@@ -143,7 +143,7 @@ export function getSmcInfo(socket: net.Socket): Promise<SmcSocketInfo> {
 
 /** Every SMC socket of the caller's or the target's namespace, as listSmcSockets() gives them. */
 export async function listSmcSockets(opts: NamespaceTarget = {}): Promise<SmcSocketInfo[]> {
-  const nl = openSockDiagFor(opts);
+  const nl = await openSockDiagForAsync(opts);
   try {
     return await readSmcSockets(nl);
   } finally {

@@ -71,7 +71,7 @@ export class SmcGenl {
 
   /** open() with the family resolved off the main thread (opening the socket itself is one syscall). */
   static async openAsync(netnsPath?: string): Promise<SmcGenl> {
-    const socket = NetlinkSocket.open(NETLINK_GENERIC, netnsPath);
+    const socket = await NetlinkSocket.openAsync(NETLINK_GENERIC, netnsPath);
     try {
       return await SmcGenl.resolveAsync(socket);
     } catch (e) {

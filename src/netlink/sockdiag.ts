@@ -277,6 +277,8 @@ export function openSockDiag(netnsPath?: string): NetlinkSocket {
   return NetlinkSocket.open(NETLINK_SOCK_DIAG, netnsPath);
 }
 
+export const openSockDiagAsync = (netnsPath?: string): Promise<NetlinkSocket> => NetlinkSocket.openAsync(NETLINK_SOCK_DIAG, netnsPath);
+
 /** Address text for 16 sock_diag address bytes in the given family. */
 export function addressText(raw: Buffer, family: number): string {
   if (family === AF_INET) return `${raw[0]}.${raw[1]}.${raw[2]}.${raw[3]}`;

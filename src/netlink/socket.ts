@@ -105,6 +105,13 @@ export class NetlinkSocket {
     return new NetlinkSocket(fd, protocol);
   }
 
+  /** open() for the promise API: the helper thread that joins another namespace is waited for off the main thread. */
+  static async openAsync(protocol: number, netnsPath?: string): Promise<NetlinkSocket> {
+    const a = addon();
+    const fd = netnsPath === undefined ? a.netlinkOpen(protocol) : await a.openInNetnsAsync(netnsPath, 'netlink', '', protocol);
+    return new NetlinkSocket(fd, protocol);
+  }
+
   private nextSeq(): number {
     if (this.closed) throw new Error('netlink socket closed');
     return (this.seq = (this.seq + 1) >>> 0);

@@ -3,9 +3,9 @@
 import type * as net from 'node:net';
 import { AF_INET, AF_INET6 } from '../constants';
 import { addon } from '../native';
-import { explainNetnsError, withNetns, type NamespaceTarget } from '../netns';
+import { explainNetnsError, openNetns, withNetns, type NamespaceTarget } from '../netns';
 import { NetlinkSocket } from '../netlink/socket';
-import { addressText, dumpSmcSockets, findSmcSocketByInode, guessFamily, openSockDiag, type Cursor, type SmcDiagRow } from '../netlink/sockdiag';
+import { addressText, dumpSmcSockets, findSmcSocketByInode, guessFamily, openSockDiag, openSockDiagAsync, type Cursor, type SmcDiagRow } from '../netlink/sockdiag';
 import { dumpTcpSockets } from '../netlink/inet-diag';
 import { fallbackReason } from './fallback-reasons';
 import { lacksAddresses, withTcpAddresses } from './tcp-addresses';
@@ -121,6 +121,18 @@ export function openSockDiagFor(target: NamespaceTarget): NetlinkSocket {
       throw explainNetnsError(e, ns);
     }
   });
+}
+
+/** openSockDiagFor for the promise API: a socket in another namespace is opened off the main thread. */
+export async function openSockDiagForAsync(target: NamespaceTarget): Promise<NetlinkSocket> {
+  const ns = openNetns(target);
+  try {
+    return await openSockDiagAsync(ns?.path);
+  } catch (e) {
+    throw explainNetnsError(e, ns);
+  } finally {
+    ns?.close();
+  }
 }
 
 /**

@@ -2,6 +2,7 @@
 // that keeps running while the kernel is slow to answer. On a host (with SMC or without) the sockets are
 // plain TCP (mode 'tcp'); in the SMC-D guest (SMC_RUN_EXPECT=smcd) this process enables SMC and both ends are SMC-D.
 import * as fs from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import * as net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { enableSmc } from '../../src/index';
@@ -10,7 +11,9 @@ import { NetlinkSocket } from '../../src/netlink/socket';
 import { u64 } from '../../src/netlink/host-order';
 import * as promises from '../../src/api/promises';
 import { getSmcInfo, listSmcSockets } from '../../src/stats/sockets';
+import { addon } from '../../src/native';
 import { HOST_HAS_SMC } from '../helpers/host-smc';
+import { processInOwnNetns } from '../helpers/netns';
 import { EXPECT_MODE } from '../helpers/run';
 
 const NETLINK_ROUTE = 0;
@@ -153,6 +156,31 @@ describe('smc-run/promises', () => {
     } finally {
       sync.mockRestore();
       async.mockRestore();
+    }
+  });
+
+  it('opens the sockets of another namespace off the main thread too (--target)', async () => {
+    const children: ChildProcess[] = [];
+    const a = addon();
+    const sync = vi.spyOn(a, 'openInNetns');
+    const async = vi.spyOn(a, 'openInNetnsAsync');
+    try {
+      const target = { target: (await processInOwnNetns(children)).pid };
+      const settled = await Promise.allSettled([promises.listSmcSockets(target), promises.getSmcSystemStats(target), promises.getSmcDevices(target)]);
+      expect(settled).toHaveLength(3);
+      expect(sync).not.toHaveBeenCalled();
+      expect(async.mock.calls.map((c) => c[1])).toEqual(['netlink', 'netlink', 'netlink']);
+      // a fresh namespace has no SMC sockets, and the readings answer there; without SMC the sync API's error
+      if (HOST_HAS_SMC || EXPECT_MODE) {
+        expect(settled[0]).toEqual({ status: 'fulfilled', value: [] });
+        expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+      } else {
+        expect(settled.map((r) => (r.status === 'rejected' ? (r.reason as { code?: string }).code : r.status))).toEqual(['ENOENT', 'ENOSMC', 'ENOSMC']);
+      }
+    } finally {
+      sync.mockRestore();
+      async.mockRestore();
+      for (const c of children) c.kill();
     }
   });
 
