@@ -46,11 +46,13 @@ export function collectSockets(args: Omit<SocketsArgs, 'json' | 'watch'>): SmcSo
   let rows: SmcSocketRow[] = listSmcSockets(targetOf(args));
   if (args.listening) rows = rows.filter((r) => r.listening);
   else if (!args.all) rows = rows.filter((r) => !r.listening && r.state !== 'CLOSED');
+  const read = new Map<number, Set<number>>();
   if (args.pid !== undefined) {
     const mine = socketInodesOf(args.pid);
+    read.set(args.pid, mine);
     rows = rows.filter((r) => mine.has(r.inode));
   }
-  const owners = socketOwners(new Set(rows.map((r) => r.inode)));
+  const owners = socketOwners(new Set(rows.map((r) => r.inode)), read);
   return rows.map((r) => ({ ...r, owners: owners.get(r.inode) ?? [] }));
 }
 

@@ -35,15 +35,15 @@ export function socketInodesOf(pid: number): Set<number> {
   return out;
 }
 
-/** inode -> owners, for the inodes asked about; scans every process once. */
-export function socketOwners(inodes: ReadonlySet<number>): Map<number, Owner[]> {
+/** inode -> owners, for the inodes asked about; scans every process once (read: what the caller already read of some). */
+export function socketOwners(inodes: ReadonlySet<number>, read: ReadonlyMap<number, ReadonlySet<number>> = new Map()): Map<number, Owner[]> {
   const map = new Map<number, Owner[]>();
   if (inodes.size === 0) return map;
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const pid = Number(entry);
     let command: string | undefined;
-    for (const inode of socketInodesOf(pid)) {
+    for (const inode of read.get(pid) ?? socketInodesOf(pid)) {
       if (!inodes.has(inode)) continue;
       command ??= commandOf(pid);
       const list = map.get(inode) ?? [];
