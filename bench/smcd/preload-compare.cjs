@@ -13,6 +13,7 @@ const { spawn, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { startServer, runClient } = require('../lib/child-json.cjs');
+const { guestClock, clockText } = require('../lib/guest-clock.cjs');
 
 const ROOT = path.join(__dirname, '..', '..');
 const BIN = path.join(ROOT, 'bin', 'smc-run');
@@ -78,7 +79,7 @@ function report() {
   const lines = [
     '## smc-run against an LD_PRELOAD interposer (SMC-D guest, `bash bench/smcd/preload-compare.sh`)',
     '',
-    `The same Node program (bench/smcd/node-bench.cjs; server on vCPU 1, client on vCPU 0) under a minimal LD_PRELOAD library whose socket() makes every TCP socket AF_SMC (bench/c/socket-preload.c: what smc-tools' smc_run does, the zero-overhead baseline) and under the \`smc-run\` launcher; ${r.rounds} rounds alternating the order, ${r.durSeconds} s per measure, kernel ${r.kernel}, node ${r.node}, TCG. Every measured connection was checked through sock_diag on both ends: ${r.problems.length ? `problems: ${r.problems.join('; ')}` : 'SMC-D, no fallback'}.`,
+    `The same Node program (bench/smcd/node-bench.cjs; server on vCPU 1, client on vCPU 0) under a minimal LD_PRELOAD library whose socket() makes every TCP socket AF_SMC (bench/c/socket-preload.c: what smc-tools' smc_run does, the zero-overhead baseline) and under the \`smc-run\` launcher; ${r.rounds} rounds alternating the order, ${r.durSeconds} s per measure, kernel ${r.kernel}, node ${r.node}, ${clockText(r)}. Every measured connection was checked through sock_diag on both ends: ${r.problems.length ? `problems: ${r.problems.join('; ')}` : 'SMC-D, no fallback'}.`,
     '',
     '| | 1-byte round trip p50 (per round) | median | connections/s (per round) | median |',
     '|---|---|---|---|---|',
@@ -127,7 +128,7 @@ if (process.argv.includes('--report')) {
     const rs = runs.filter((x) => x.mode === mode);
     sum[mode] = { p50us: med(rs.map((x) => x.p50us)), connPerSec: med(rs.map((x) => x.connPerSec)) };
   }
-  const result = { kernel: require('node:os').release(), node: process.version, rounds: ROUNDS, durSeconds: Number(DUR), runs, medians: sum,
+  const result = { kernel: require('node:os').release(), clock: guestClock().id, node: process.version, rounds: ROUNDS, durSeconds: Number(DUR), runs, medians: sum,
     ratios: { p50: sum['smc-run'].p50us / sum.ldpreload.p50us, connPerSec: sum['smc-run'].connPerSec / sum.ldpreload.connPerSec },
     burst: { count: BURST, backlog: 511, runs: bursts, medianFailed: Object.fromEntries(Object.keys(MODES).map((mode) => [mode, med(bursts.filter((x) => x.mode === mode).map((x) => x.failed))])) },
     problems: [...runs.flatMap((x) => x.problems), ...bursts.filter((x) => x.corrupt).map((x) => `burst ${x.mode}: ${x.corrupt} corrupt`)] };

@@ -14,6 +14,7 @@ const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { startServer, runClient } = require('../lib/child-json.cjs');
+const { guestClock, clockText } = require('../lib/guest-clock.cjs');
 
 const ROOT = path.join(__dirname, '..', '..');
 const BIN = path.join(ROOT, 'bin', 'smc-run');
@@ -82,11 +83,11 @@ function report() {
   const lines = [
     '## The LD_PRELOAD library against a bare socket() interposer (C program, SMC-D guest, `bash bench/smcd/preload-compare.sh --c`)',
     '',
-    `The same C program (bench/c/smc-bench.c, blocking AF_INET sockets; server on vCPU 1, client on vCPU 0) under the launcher's LD_PRELOAD library (\`smc-run smc-bench\`) and under a library whose socket() makes every TCP socket AF_SMC (bench/c/socket-preload.c), with the library a second time in each round as the A/A control; ${r.rounds} rounds, the order rotated each round, ${r.durSeconds} s per measure, kernel ${r.kernel}, wall clock in a TCG guest. SMC-D checked from the kernel for every measure (sock_diag for the round-trip connection, SMC-D handshake counters for the connection test): ${r.problems.length ? `problems: ${r.problems.join('; ')}` : 'SMC-D on both ends, no fallback, no handshake error'}.`,
+    `The same C program (bench/c/smc-bench.c, blocking AF_INET sockets; server on vCPU 1, client on vCPU 0) under the launcher's LD_PRELOAD library (\`smc-run smc-bench\`) and under a library whose socket() makes every TCP socket AF_SMC (bench/c/socket-preload.c), with the library a second time in each round as the A/A control; ${r.rounds} rounds, the order rotated each round, ${r.durSeconds} s per measure, kernel ${r.kernel}, ${clockText(r)}. SMC-D checked from the kernel for every measure (sock_diag for the round-trip connection, SMC-D handshake counters for the connection test): ${r.problems.length ? `problems: ${r.problems.join('; ')}` : 'SMC-D on both ends, no fallback, no handshake error'}.`,
     '',
     '| | 1-byte round trip p50 (per round) | median | connections/s (per round) | median |',
     '|---|---|---|---|---|',
-    ...NAMES.map((m) => `| ${name[m]} | ${per(m, 'p50us', (v) => v.toFixed(0))} us | ${r.medians[m].p50us.toFixed(0)} us | ${per(m, 'connPerSec', (v) => v.toFixed(0))} | ${r.medians[m].connPerSec.toFixed(0)} |`),
+    ...NAMES.map((m) => `| ${name[m]} | ${per(m, 'p50us', (v) => v.toFixed(1))} us | ${r.medians[m].p50us.toFixed(1)} us | ${per(m, 'connPerSec', (v) => v.toFixed(0))} | ${r.medians[m].connPerSec.toFixed(0)} |`),
     '',
     'Ratios within each round (median, and the range over the rounds):',
     '',
@@ -135,7 +136,7 @@ if (process.argv.includes('--report')) {
     };
     return { p50: per('p50us'), connPerSec: per('connPerSec') };
   };
-  const result = { kernel: require('node:os').release(), rounds: ROUNDS, durSeconds: Number(DUR), runs, medians,
+  const result = { kernel: require('node:os').release(), clock: guestClock().id, rounds: ROUNDS, durSeconds: Number(DUR), runs, medians,
     ratios: { library: ratiosOf('library', 'bare'), aa: ratiosOf('library-aa', 'library') },
     problems: runs.flatMap((x) => x.problems) };
   fs.mkdirSync(path.dirname(OUT), { recursive: true });

@@ -75,8 +75,12 @@ stage_job() {
 }
 
 # accel_args: qemu's accelerator options: KVM where it is real (not PVM), else multi-threaded TCG.
+# SMC_RUN_ACCEL=icount (benchmarks): single-threaded TCG with instruction counting, one virtual ns per
+# guest instruction and no real sleeping, so guest clocks measure executed instructions, not host load.
 accel_args() {
-  if [ -w /dev/kvm ] && [ ! -d /sys/module/kvm_pvm ] && [ "${SMC_RUN_ACCEL:-auto}" != tcg ]; then
+  if [ "${SMC_RUN_ACCEL:-auto}" = icount ]; then
+    echo "-accel tcg,thread=single,tb-size=256 -cpu max -icount shift=0,sleep=off"
+  elif [ -w /dev/kvm ] && [ ! -d /sys/module/kvm_pvm ] && [ "${SMC_RUN_ACCEL:-auto}" != tcg ]; then
     echo "-enable-kvm -cpu host,-arch-capabilities"
   else
     echo "-accel tcg,thread=multi,tb-size=256 -cpu max"
