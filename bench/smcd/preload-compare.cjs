@@ -14,6 +14,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { startServer, runClient } = require('../lib/child-json.cjs');
 const { guestClock, clockText } = require('../lib/guest-clock.cjs');
+const { median, mediansByMode, perRoundRatios, rotated } = require('../lib/rounds.cjs');
 
 const ROOT = path.join(__dirname, '..', '..');
 const BIN = path.join(ROOT, 'bin', 'smc-run');
@@ -38,10 +39,13 @@ const MODES = {
   ldpreload: { env: { ...base, LD_PRELOAD: SO }, argv: (a) => [process.execPath, NODE_BENCH, ...a] },
   'smc-run': { env: base, argv: (a) => [BIN, process.execPath, NODE_BENCH, ...a] },
 };
+// the A/A control: smc-run a second time in every round, so the run's own noise shows in the same units
+const ROUND_MODES = ['ldpreload', 'smc-run', 'smc-run-aa'];
+const modeOf = (name) => MODES[name === 'smc-run-aa' ? 'smc-run' : name];
 
 
 async function one(mode) {
-  const m = MODES[mode];
+  const m = modeOf(mode);
   const { proc, info } = await startServer(pin('1', m.argv(['server'])), m.env);
   try {
     const out = await runClient(pin('0', m.argv(['client', '--port', String(info.port), '--http-port', String(info.httpPort), '--tests', 'pp,conn', '--sizes', '1', '--dur', DUR, '--warm', WARM, '--prewarm', '2'])), m.env);
@@ -73,25 +77,31 @@ async function burst(mode) {
 
 function report() {
   const r = JSON.parse(fs.readFileSync(OUT, 'utf8'));
-  const modes = ['ldpreload', 'smc-run'];
-  const name = { ldpreload: 'LD_PRELOAD socket() interposer', 'smc-run': '`smc-run node`' };
+  const modes = r.medians['smc-run-aa'] ? ROUND_MODES : ['ldpreload', 'smc-run'];
+  const burstModes = ['ldpreload', 'smc-run'];
+  const name = { ldpreload: 'LD_PRELOAD socket() interposer', 'smc-run': '`smc-run node`', 'smc-run-aa': '`smc-run node` again (A/A)' };
+  const range = (x) => `${x.median.toFixed(3)} (${x.min.toFixed(3)}-${x.max.toFixed(3)})`;
   const per = (mode, key, fmt) => r.runs.filter((x) => x.mode === mode).map((x) => fmt(x[key])).join(', ');
   const lines = [
     '## smc-run against an LD_PRELOAD interposer (SMC-D guest, `bash bench/smcd/preload-compare.sh`)',
     '',
-    `The same Node program (bench/smcd/node-bench.cjs; server on vCPU 1, client on vCPU 0) under a minimal LD_PRELOAD library whose socket() makes every TCP socket AF_SMC (bench/c/socket-preload.c: what smc-tools' smc_run does, the zero-overhead baseline) and under the \`smc-run\` launcher; ${r.rounds} rounds alternating the order, ${r.durSeconds} s per measure, kernel ${r.kernel}, node ${r.node}, ${clockText(r)}. Every measured connection was checked through sock_diag on both ends: ${r.problems.length ? `problems: ${r.problems.join('; ')}` : 'SMC-D, no fallback'}.`,
+    `The same Node program (bench/smcd/node-bench.cjs; server on vCPU 1, client on vCPU 0) under a minimal LD_PRELOAD library whose socket() makes every TCP socket AF_SMC (bench/c/socket-preload.c: what smc-tools' smc_run does, the zero-overhead baseline) and under the \`smc-run\` launcher; ${r.rounds} rounds ${r.perRound ? 'in a rotated order' : 'alternating the order'}, ${r.durSeconds} s per measure, kernel ${r.kernel}, node ${r.node}, ${clockText(r)}. Every measured connection was checked through sock_diag on both ends: ${r.problems.length ? `problems: ${r.problems.join('; ')}` : 'SMC-D, no fallback'}.`,
     '',
     '| | 1-byte round trip p50 (per round) | median | connections/s (per round) | median |',
     '|---|---|---|---|---|',
-    ...modes.map((m) => `| ${name[m]} | ${per(m, 'p50us', (v) => v.toFixed(0))} us | ${r.medians[m].p50us.toFixed(0)} us | ${per(m, 'connPerSec', (v) => v.toFixed(0))} | ${r.medians[m].connPerSec.toFixed(0)} |`),
+    ...modes.map((m) => `| ${name[m]} | ${per(m, 'p50us', (v) => v.toFixed(1))} us | ${r.medians[m].p50us.toFixed(1)} us | ${per(m, 'connPerSec', (v) => v.toFixed(0))} | ${r.medians[m].connPerSec.toFixed(0)} |`),
     '',
-    `Ratios smc-run / LD_PRELOAD of the medians: round trip p50 ${r.ratios.p50.toFixed(3)} (lower is better), connection rate ${r.ratios.connPerSec.toFixed(3)} (higher is better).`,
+    ...(r.perRound
+      ? ['Ratios within each round (median, and the range over the rounds):', '', '| | round trip p50 (lower is better) | connections/s (higher is better) |', '|---|---|---|',
+        `| smc-run / LD_PRELOAD | ${range(r.perRound.smcRun.p50us)} | ${range(r.perRound.smcRun.connPerSec)} |`,
+        `| A/A: smc-run again / smc-run | ${range(r.perRound.aa.p50us)} | ${range(r.perRound.aa.connPerSec)} |`]
+      : [`Ratios smc-run / LD_PRELOAD of the medians: round trip p50 ${r.ratios.p50.toFixed(3)} (lower is better), connection rate ${r.ratios.connPerSec.toFixed(3)} (higher is better).`]),
     '',
     `Bursts: one process opens ${r.burst.count} connections at once to its own server (backlog ${r.burst.backlog}, 64 KiB echoed each, test/scenarios/burst.cjs), smc-run's TCP retry off so both see what the kernel gives:`,
     '',
     '| | connects lost per round | median | client handshake errors (kernel) |',
     '|---|---|---|---|',
-    ...modes.map((m) => { const b = r.burst.runs.filter((x) => x.mode === m); return `| ${name[m]} | ${b.map((x) => x.failed).join(', ')} | ${r.burst.medianFailed[m]} | ${b.map((x) => x.hsErrClient).join(', ')} |`; }),
+    ...burstModes.map((m) => { const b = r.burst.runs.filter((x) => x.mode === m); return `| ${name[m]} | ${b.map((x) => x.failed).join(', ')} | ${r.burst.medianFailed[m]} | ${b.map((x) => x.hsErrClient).join(', ')} |`; }),
   ];
   const file = path.join(ROOT, 'bench', 'REPORT.md');
   const { replaceSection } = require('../lib/report-section.cjs');
@@ -107,8 +117,11 @@ if (process.argv.includes('--report')) {
 (async () => {
   if (!fs.existsSync(SO)) throw new Error(`${SO} missing: build it with cc (see bench/c/socket-preload.c)`);
   const runs = [];
+  // one unrecorded measure first: the first SMC-D connections of a boot also create the link group
+  const warm = await one(ROUND_MODES[0]);
+  log(`warm-up ${ROUND_MODES[0]}: ${warm.connPerSec.toFixed(0)} conn/s (not recorded)`);
   for (let r = 0; r < ROUNDS; r++) {
-    for (const mode of r % 2 ? ['smc-run', 'ldpreload'] : ['ldpreload', 'smc-run']) {
+    for (const mode of rotated(ROUND_MODES, r)) {
       const x = await one(mode);
       log(`round ${r + 1} ${mode}: p50 ${x.p50us.toFixed(1)} us, ${x.connPerSec.toFixed(0)} conn/s, ${x.checked} connections checked, ${x.problems.length} problems`);
       runs.push({ round: r + 1, ...x });
@@ -122,14 +135,11 @@ if (process.argv.includes('--report')) {
       bursts.push({ round: r + 1, ...x });
     }
   }
-  const med = (a) => { const s = [...a].sort((x, y) => x - y); const k = s.length >> 1; return s.length % 2 ? s[k] : (s[k - 1] + s[k]) / 2; };
-  const sum = {};
-  for (const mode of Object.keys(MODES)) {
-    const rs = runs.filter((x) => x.mode === mode);
-    sum[mode] = { p50us: med(rs.map((x) => x.p50us)), connPerSec: med(rs.map((x) => x.connPerSec)) };
-  }
+  const med = median;
+  const sum = mediansByMode(runs, ROUND_MODES, ['p50us', 'connPerSec']);
   const result = { kernel: require('node:os').release(), clock: guestClock().id, node: process.version, rounds: ROUNDS, durSeconds: Number(DUR), runs, medians: sum,
     ratios: { p50: sum['smc-run'].p50us / sum.ldpreload.p50us, connPerSec: sum['smc-run'].connPerSec / sum.ldpreload.connPerSec },
+    perRound: { smcRun: perRoundRatios(runs, ROUNDS, 'smc-run', 'ldpreload', ['p50us', 'connPerSec']), aa: perRoundRatios(runs, ROUNDS, 'smc-run-aa', 'smc-run', ['p50us', 'connPerSec']) },
     burst: { count: BURST, backlog: 511, runs: bursts, medianFailed: Object.fromEntries(Object.keys(MODES).map((mode) => [mode, med(bursts.filter((x) => x.mode === mode).map((x) => x.failed))])) },
     problems: [...runs.flatMap((x) => x.problems), ...bursts.filter((x) => x.corrupt).map((x) => `burst ${x.mode}: ${x.corrupt} corrupt`)] };
   fs.mkdirSync(path.dirname(OUT), { recursive: true });
