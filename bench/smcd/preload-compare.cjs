@@ -135,12 +135,11 @@ if (process.argv.includes('--report')) {
       bursts.push({ round: r + 1, ...x });
     }
   }
-  const med = median;
   const sum = mediansByMode(runs, ROUND_MODES, ['p50us', 'connPerSec']);
   const result = { kernel: require('node:os').release(), clock: guestClock().id, node: process.version, rounds: ROUNDS, durSeconds: Number(DUR), runs, medians: sum,
     ratios: { p50: sum['smc-run'].p50us / sum.ldpreload.p50us, connPerSec: sum['smc-run'].connPerSec / sum.ldpreload.connPerSec },
     perRound: { smcRun: perRoundRatios(runs, ROUNDS, 'smc-run', 'ldpreload', ['p50us', 'connPerSec']), aa: perRoundRatios(runs, ROUNDS, 'smc-run-aa', 'smc-run', ['p50us', 'connPerSec']) },
-    burst: { count: BURST, backlog: 511, runs: bursts, medianFailed: Object.fromEntries(Object.keys(MODES).map((mode) => [mode, med(bursts.filter((x) => x.mode === mode).map((x) => x.failed))])) },
+    burst: { count: BURST, backlog: 511, runs: bursts, medianFailed: Object.fromEntries(Object.keys(MODES).map((mode) => [mode, median(bursts.filter((x) => x.mode === mode).map((x) => x.failed))])) },
     problems: [...runs.flatMap((x) => x.problems), ...bursts.filter((x) => x.corrupt).map((x) => `burst ${x.mode}: ${x.corrupt} corrupt`)] };
   fs.mkdirSync(path.dirname(OUT), { recursive: true });
   fs.writeFileSync(OUT, JSON.stringify(result, null, 2) + '\n');
