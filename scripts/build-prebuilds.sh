@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Prebuilt N-API addons for the npm tarball: prebuilds/linux-<arch>/smc_run.glibc.node, stripped, and
-# beside each the launcher's LD_PRELOAD library smc-preload.so (scripts/build-preload.sh, same compiler).
+# beside each the launcher's LD_PRELOAD library smc-preload.so (scripts/build-preload.sh, same compiler),
+# and for the host's architecture the BPF switch's loader smc-bpf (scripts/build-bpf.sh; it links libbpf
+# statically, and a cross build would need Debian's libbpf-dev for that architecture: not done yet).
 #
 # usage:  npm run build:prebuilds                  # linux-x64, linux-arm64, linux-s390x
 #         bash scripts/build-prebuilds.sh s390x     # one or more of: x64 arm64 s390x
@@ -25,13 +27,15 @@ nodedir=$(node -p 'require("path").resolve(process.execPath, "..", "..")')
   arch_die "no N-API headers in the local Node installation ($nodedir/include/node/node_api.h)"
 host=$(node -p process.arch)
 mkdir -p build "$ARCH_CACHE_ROOT"
-sources_hash=$({ cat binding.gyp native/* scripts/build-prebuilds.sh; node -p 'require("node-addon-api/package.json").version'; } | sha256sum | cut -c1-16)
+sources_hash=$({ cat binding.gyp native/* scripts/build-prebuilds.sh scripts/build-bpf.sh; node -p 'require("node-addon-api/package.json").version'; } | sha256sum | cut -c1-16)
 
 for arch in "${archs[@]}"; do
   arch_vars "$arch"
   out=prebuilds/linux-$ARCH_NODE_ARCH
   stamp=build/prebuild-$ARCH_NODE_ARCH.stamp
-  if [ -z "${SMC_RUN_PREBUILD_FORCE:-}" ] && [ -f "$out/smc_run.glibc.node" ] && [ -f "$out/smc-preload.so" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$sources_hash" ]; then
+  if [ -z "${SMC_RUN_PREBUILD_FORCE:-}" ] && [ -f "$out/smc_run.glibc.node" ] && [ -f "$out/smc-preload.so" ] &&
+     { [ "$ARCH_NODE_ARCH" != "$host" ] || [ -f "$out/smc-bpf" ] || ! command -v clang >/dev/null; } &&
+     [ "$(cat "$stamp" 2>/dev/null)" = "$sources_hash" ]; then
     echo "prebuild $out: up to date"
     continue
   fi
@@ -57,6 +61,10 @@ for arch in "${archs[@]}"; do
   rm -rf "$work"
   sh scripts/build-preload.sh "$out/smc-preload.so" "$cc" && "$strip_bin" "$out/smc-preload.so" ||
     arch_die "LD_PRELOAD library for linux-$ARCH_NODE_ARCH failed"
+  if [ "$ARCH_NODE_ARCH" = "$host" ]; then
+    sh scripts/build-bpf.sh "$out/smc-bpf" "$cc" && { [ ! -f "$out/smc-bpf" ] || "$strip_bin" "$out/smc-bpf"; } ||
+      arch_die "BPF switch loader for linux-$ARCH_NODE_ARCH failed"
+  fi
   echo "$sources_hash" >"$stamp"
   f=$(ls "$out"/*.node)
   echo "prebuild $f: $(stat -c %s "$f") bytes, $(( $(date +%s) - start )) s"

@@ -1,0 +1,375 @@
+// smc-bpf: the syscall half of `smc-run enable | disable | status` (the BPF switch, native/smc-switch.bpf.c).
+// It loads and pins the program through libbpf (linked in statically, the BPF object embedded: nothing
+// to install or compile on the user's machine) and edits its map of switched network namespaces. Policy,
+// messages and the command line are the TypeScript CLI's (src/bpf/, src/cli/switch.ts); this program
+// prints one JSON object on stdout, or one line "CODE message" on stderr and exits 1.
+//
+//   smc-bpf probe             what this kernel allows: {"btf":..,"hook":..,"hsCtrl":..,"loaded":..}
+//   smc-bpf enable NETNS      switch the namespace at NETNS (a path; the CLI passes /proc/self/fd/3)
+//   smc-bpf disable NETNS     stop switching it; the last one out unpins the program
+//   smc-bpf disable-all       unpin everything
+//   smc-bpf status            the namespaces switched: cookie, inode, sockets switched so far
+//
+// State lives in bpffs under /sys/fs/bpf/smc-run (the link keeps the program attached after this process
+// exits); a lock on that directory serialises concurrent commands.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "smc-switch.skel.h"
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+#define IPPROTO_SMC_ 256
+#define BPF_FS_MAGIC_ 0xcafe4a11
+
+static const char *BPFFS = "/sys/fs/bpf";
+static const char *DIR_PIN = "/sys/fs/bpf/smc-run";
+static const char *MAP_PIN = "/sys/fs/bpf/smc-run/netns";
+static const char *LINK_PIN = "/sys/fs/bpf/smc-run/link";
+
+struct ns_value { // native/smc-switch.bpf.c's struct smc_switch_ns
+	unsigned long long switched;
+	unsigned int inode;
+	unsigned int reserved;
+};
+
+static char libbpf_last[512]; // libbpf's last warning, for the one error line
+
+static int on_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	char line[sizeof libbpf_last];
+	vsnprintf(line, sizeof line, fmt, ap);
+	line[strcspn(line, "\n")] = 0;
+	if (line[0])
+		memcpy(libbpf_last, line, sizeof line);
+	if (getenv("SMC_RUN_DEBUG"))
+		fprintf(stderr, "smc-bpf: %s\n", line);
+	return 0;
+}
+
+static int made_dir; // this command created /sys/fs/bpf/smc-run: a failure removes it again (when empty)
+
+__attribute__((noreturn, format(printf, 2, 3))) static void die(const char *code, const char *fmt, ...)
+{
+	va_list ap;
+	if (made_dir)
+		rmdir(DIR_PIN);
+	fprintf(stderr, "%s ", code);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static const char *errno_code(int e)
+{
+	switch (e) {
+	case EPERM: return "EPERM";
+	case EACCES: return "EACCES";
+	case ENOENT: return "ENOENT";
+	case EINVAL: return "EINVAL";
+	case ENOTSUP: return "ENOTSUP";
+	case EBUSY: return "EBUSY";
+	case E2BIG: return "E2BIG";
+	case ENOMEM: return "ENOMEM";
+	default: return "EIO";
+	}
+}
+
+/** A bpf() failure: permission gets the capability wording, the rest its errno and libbpf's last word. */
+__attribute__((noreturn)) static void die_bpf(const char *what, int err)
+{
+	if ((err == EPERM || err == EACCES) && geteuid() != 0)
+		die("EPERM", "%s: not permitted: the BPF switch needs CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN (run as root, e.g. with sudo)", what);
+	if (err == EPERM || err == EACCES)
+		die("EPERM", "%s: the kernel refused it to root (%s): kernel lockdown, an LSM or the container's policy forbids tracing BPF programs here", what, strerror(err));
+	die(errno_code(err), "%s: %s%s%s", what, strerror(err), libbpf_last[0] ? "; libbpf: " : "", libbpf_last);
+}
+
+struct kernel_facts {
+	int btf;     // /sys/kernel/btf/vmlinux: CO-RE can relocate against it
+	int hook;    // update_socket_protocol() exists (6.6+)
+	int hs_ctrl; // struct smc_hs_ctrl exists (6.19+): per-connection policy in the kernel
+};
+
+static struct kernel_facts probe_kernel(void)
+{
+	struct kernel_facts k = {0};
+	k.btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+	if (!k.btf)
+		return k;
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	if (!vmlinux)
+		return k;
+	k.hook = btf__find_by_name_kind(vmlinux, "update_socket_protocol", BTF_KIND_FUNC) > 0;
+	k.hs_ctrl = btf__find_by_name_kind(vmlinux, "smc_hs_ctrl", BTF_KIND_STRUCT) > 0;
+	btf__free(vmlinux);
+	return k;
+}
+
+static void require_kernel(void)
+{
+	struct utsname u;
+	uname(&u);
+	struct kernel_facts k = probe_kernel();
+	if (!k.btf)
+		die("ENOTSUP", "this kernel (%s) has no BTF (/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF): the BPF switch can't load here; start programs with the launcher instead (smc-run PROGRAM)", u.release);
+	if (!k.hook)
+		die("ENOTSUP", "this kernel (%s) has no update_socket_protocol hook (Linux 6.6+): the BPF switch can't load here; start programs with the launcher instead (smc-run PROGRAM)", u.release);
+}
+
+/** Is bpffs mounted at /sys/fs/bpf? Mounts it when not (a minimal system, a guest): pins need it. */
+static void ensure_bpffs(void)
+{
+	struct statfs s;
+	if (statfs(BPFFS, &s) == 0 && (unsigned long)s.f_type == BPF_FS_MAGIC_)
+		return;
+	if (mount("bpf", BPFFS, "bpf", 0, "mode=0700") != 0)
+		die(errno == EPERM ? "EPERM" : errno_code(errno), "no BPF filesystem at %s, and mounting one failed: %s", BPFFS, strerror(errno));
+}
+
+static int lock_dir(int create)
+{
+	if (create) {
+		ensure_bpffs();
+		if (mkdir(DIR_PIN, 0700) == 0)
+			made_dir = 1;
+		else if (errno != EEXIST)
+			die_bpf("creating /sys/fs/bpf/smc-run", errno);
+	}
+	int fd = open(DIR_PIN, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return -1;
+		die_bpf("opening /sys/fs/bpf/smc-run", errno);
+	}
+	if (flock(fd, LOCK_EX) != 0)
+		die_bpf("locking /sys/fs/bpf/smc-run", errno);
+	return fd;
+}
+
+struct netns_id {
+	unsigned long long cookie;
+	unsigned int inode;
+};
+
+/** Enters the namespace at path just long enough to read its cookie and check that it has IPPROTO_SMC. */
+static struct netns_id netns_identify(const char *path, int check_smc)
+{
+	struct netns_id id = {0};
+	int target = open(path, O_RDONLY | O_CLOEXEC);
+	if (target < 0)
+		die(errno_code(errno), "cannot open the network namespace %s: %s", path, strerror(errno));
+	struct stat st;
+	fstat(target, &st);
+	id.inode = (unsigned int)st.st_ino;
+	int home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (home < 0)
+		die(errno_code(errno), "cannot open this process's network namespace: %s", strerror(errno));
+	if (setns(target, CLONE_NEWNET) != 0) {
+		if (errno == EPERM)
+			die("EPERM", "entering the network namespace needs CAP_SYS_ADMIN (run as root, e.g. with sudo)");
+		die(errno_code(errno), "%s is not a network namespace (%s)", path, strerror(errno));
+	}
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	socklen_t len = sizeof id.cookie;
+	if (s < 0 || getsockopt(s, SOL_SOCKET, SO_NETNS_COOKIE, &id.cookie, &len) != 0)
+		die("ENOTSUP", "this kernel can't tell the namespace's cookie (SO_NETNS_COOKIE, Linux 5.14+): %s", strerror(errno));
+	close(s);
+	if (check_smc) {
+		// what every switched socket will ask for: without it socket() would fail where TCP works
+		int smc = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_SMC_);
+		if (smc < 0) {
+			int e = errno;
+			struct utsname u;
+			uname(&u);
+			die("ENOSMC", "this kernel (%s) can't open IPPROTO_SMC sockets in that namespace (%s): the BPF switch needs Linux 6.11+ with CONFIG_SMC (try: modprobe smc)", u.release, strerror(e));
+		}
+		close(smc);
+		int v6 = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (v6 >= 0) {
+			close(v6);
+			smc = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_SMC_);
+			if (smc < 0)
+				die("ENOSMC", "this kernel has IPv6 but can't open IPv6 IPPROTO_SMC sockets (%s): the BPF switch would make IPv6 TCP sockets fail", strerror(errno));
+			close(smc);
+		}
+	}
+	if (setns(home, CLONE_NEWNET) != 0)
+		die(errno_code(errno), "cannot return to this process's network namespace: %s", strerror(errno));
+	close(home);
+	close(target);
+	return id;
+}
+
+static int cmd_probe(void)
+{
+	struct kernel_facts k = probe_kernel();
+	struct utsname u;
+	uname(&u);
+	int loaded = access(LINK_PIN, F_OK) == 0;
+	printf("{\"kernel\":\"%s\",\"btf\":%s,\"hook\":%s,\"hsCtrl\":%s,\"loaded\":%s}\n", u.release, k.btf ? "true" : "false",
+	       k.hook ? "true" : "false", k.hs_ctrl ? "true" : "false", loaded ? "true" : "false");
+	return 0;
+}
+
+/** Loads, attaches and pins the program, reusing a pinned map when one is left (its entries stand). */
+static void load_and_pin(int map_fd, const struct netns_id *first, const struct ns_value *v)
+{
+	struct smc_switch *skel = smc_switch__open();
+	if (!skel)
+		die_bpf("opening the BPF switch", errno);
+	int err;
+	if (map_fd >= 0 && (err = bpf_map__reuse_fd(skel->maps.smc_switch_netns, map_fd)) != 0)
+		die_bpf("reusing the pinned map", -err);
+	if ((err = smc_switch__load(skel)) != 0)
+		die_bpf("loading the BPF switch into the kernel", -err);
+	int fd = bpf_map__fd(skel->maps.smc_switch_netns);
+	if (bpf_map_update_elem(fd, &first->cookie, v, BPF_ANY) != 0)
+		die_bpf("adding the namespace", errno);
+	int pinned_map = 0;
+	if (map_fd < 0) {
+		if ((err = bpf_map__pin(skel->maps.smc_switch_netns, MAP_PIN)) != 0)
+			die_bpf("pinning the map", -err);
+		pinned_map = 1;
+	}
+	struct bpf_link *link = bpf_program__attach_trace(skel->progs.smc_switch);
+	err = libbpf_get_error(link);
+	if (!err && (err = bpf_link__pin(link, LINK_PIN)) == 0)
+		return; // the pinned link holds the program; this process may exit
+	if (pinned_map)
+		unlink(MAP_PIN); // nothing half-loaded
+	die_bpf("attaching the BPF switch to update_socket_protocol", -err);
+}
+
+static int cmd_enable(const char *path)
+{
+	require_kernel();
+	struct netns_id id = netns_identify(path, 1);
+	int lock = lock_dir(1);
+	int map_fd = bpf_obj_get(MAP_PIN);
+	if (map_fd < 0 && errno != ENOENT)
+		die_bpf("opening the pinned map", errno);
+	struct ns_value v = {.switched = 0, .inode = id.inode};
+	int already = map_fd >= 0 && bpf_map_lookup_elem(map_fd, &id.cookie, &v) == 0;
+	int linked = access(LINK_PIN, F_OK) == 0;
+	if (linked && map_fd < 0) {
+		unlink(LINK_PIN); // a link without its map (removed by hand): start again
+		linked = 0;
+	}
+	if (!linked)
+		load_and_pin(map_fd, &id, &v);
+	else if (!already && bpf_map_update_elem(map_fd, &id.cookie, &v, BPF_NOEXIST) != 0)
+		die_bpf("adding the namespace", errno);
+	printf("{\"cookie\":\"%llu\",\"inode\":%u,\"already\":%s}\n", id.cookie, id.inode, already && linked ? "true" : "false");
+	close(lock);
+	return 0;
+}
+
+static void unpin_all(void)
+{
+	if (unlink(LINK_PIN) != 0 && errno != ENOENT)
+		die_bpf("unpinning the link", errno);
+	if (unlink(MAP_PIN) != 0 && errno != ENOENT)
+		die_bpf("unpinning the map", errno);
+	rmdir(DIR_PIN); // fails (harmlessly) while another command holds it open
+}
+
+static int count_entries(int map_fd)
+{
+	unsigned long long key, next;
+	int n = 0;
+	for (int r = bpf_map_get_next_key(map_fd, NULL, &next); r == 0; r = bpf_map_get_next_key(map_fd, &key, &next)) {
+		key = next;
+		n++;
+	}
+	return n;
+}
+
+static int cmd_disable(const char *path)
+{
+	struct netns_id id = netns_identify(path, 0);
+	int lock = lock_dir(0);
+	int map_fd = lock < 0 ? -1 : bpf_obj_get(MAP_PIN);
+	if (map_fd < 0 && lock >= 0 && errno != ENOENT)
+		die_bpf("opening the pinned map", errno);
+	struct ns_value v = {0};
+	int was = map_fd >= 0 && bpf_map_lookup_elem(map_fd, &id.cookie, &v) == 0;
+	if (was && bpf_map_delete_elem(map_fd, &id.cookie) != 0)
+		die_bpf("removing the namespace", errno);
+	int left = map_fd >= 0 ? count_entries(map_fd) : 0;
+	if (lock >= 0 && left == 0)
+		unpin_all();
+	printf("{\"cookie\":\"%llu\",\"inode\":%u,\"was\":%s,\"switched\":%llu,\"left\":%d}\n", id.cookie, id.inode, was ? "true" : "false", v.switched, left);
+	return 0;
+}
+
+static int cmd_disable_all(void)
+{
+	int lock = lock_dir(0);
+	int map_fd = lock < 0 ? -1 : bpf_obj_get(MAP_PIN);
+	int n = map_fd >= 0 ? count_entries(map_fd) : 0;
+	if (lock >= 0)
+		unpin_all();
+	printf("{\"removed\":%d}\n", n);
+	return 0;
+}
+
+static int cmd_status(void)
+{
+	int loaded = access(LINK_PIN, F_OK) == 0;
+	int map_fd = bpf_obj_get(MAP_PIN);
+	if (map_fd < 0 && errno != ENOENT)
+		die_bpf("opening the pinned map", errno);
+	printf("{\"loaded\":%s,\"namespaces\":[", loaded ? "true" : "false");
+	unsigned long long key, next;
+	int n = 0;
+	if (map_fd >= 0) {
+		for (int r = bpf_map_get_next_key(map_fd, NULL, &next); r == 0; r = bpf_map_get_next_key(map_fd, &key, &next)) {
+			key = next;
+			struct ns_value v;
+			if (bpf_map_lookup_elem(map_fd, &key, &v) != 0)
+				continue; // removed meanwhile
+			printf("%s{\"cookie\":\"%llu\",\"inode\":%u,\"switched\":%llu}", n++ ? "," : "", key, v.inode, v.switched);
+		}
+	}
+	printf("]}\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	libbpf_set_print(on_libbpf_print);
+	const char *cmd = argc > 1 ? argv[1] : "";
+	if (!strcmp(cmd, "probe") && argc == 2)
+		return cmd_probe();
+	if (!strcmp(cmd, "status") && argc == 2)
+		return cmd_status();
+	if (!strcmp(cmd, "enable") && argc == 3)
+		return cmd_enable(argv[2]);
+	if (!strcmp(cmd, "disable") && argc == 3)
+		return cmd_disable(argv[2]);
+	if (!strcmp(cmd, "disable-all") && argc == 2)
+		return cmd_disable_all();
+	fprintf(stderr, "EUSAGE usage: smc-bpf probe | status | enable NETNS | disable NETNS | disable-all\n");
+	return 2;
+}

@@ -1,0 +1,39 @@
+#!/bin/sh
+# Builds the BPF switch of `smc-run enable` (native/smc-switch.bpf.c) and its loader (native/smc-bpf.c):
+# clang compiles the program for the target's byte order (bpfel; bpfeb for s390x) with BTF for CO-RE,
+# bpftool embeds the object in a libbpf skeleton, and the loader links libbpf, libelf and zlib statically
+# (the machine that runs it needs neither clang nor libbpf). Needs clang, bpftool and libbpf-dev.
+# usage: sh scripts/build-bpf.sh OUT [CC] [TRIPLE]   (npm run build: build/Release/smc-bpf, host gcc;
+#        scripts/build-prebuilds.sh: prebuilds/linux-<arch>/smc-bpf)
+# npm run build calls it with OUT only: without the tools it says so in one line and builds nothing (the
+# BPF switch then reports itself missing), unless SMC_RUN_REQUIRE_BPF=1 (CI), where that is a failure.
+set -eu
+cd "$(dirname "$0")/.."
+out=$1 cc=${2:-${CC:-gcc}} triple=${3:-$(${2:-${CC:-gcc}} -dumpmachine)}
+srcs="native/smc-switch.bpf.c native/smc-bpf.c scripts/build-bpf.sh"
+if [ -z "${2:-}" ] && [ -f "$out" ]; then
+  fresh=1
+  for f in $srcs; do [ "$out" -nt "$f" ] || fresh=; done
+  [ -z "$fresh" ] || exit 0
+fi
+missing=
+command -v clang >/dev/null || missing="$missing clang"
+command -v bpftool >/dev/null || [ -x /usr/sbin/bpftool ] || missing="$missing bpftool"
+[ -f "/usr/lib/$triple/libbpf.a" ] || missing="$missing libbpf-dev${3:+:$triple}"
+if [ -n "$missing" ]; then
+  echo "smc-run: the BPF switch (smc-run enable) was not built: missing$missing (Debian: apt-get install clang bpftool libbpf-dev)" >&2
+  [ "${SMC_RUN_REQUIRE_BPF:-}" != 1 ] || exit 1
+  exit 0
+fi
+bpftool=$(command -v bpftool || echo /usr/sbin/bpftool)
+case $triple in s390x-*) target=bpfeb ;; *) target=bpfel ;; esac
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# -I for <asm/types.h> under <linux/types.h>: the integer types are the same on every Linux target
+clang -O2 -g -target $target -Wall -Werror -I"/usr/include/$triple" -I/usr/include/x86_64-linux-gnu \
+  -c native/smc-switch.bpf.c -o "$work/smc-switch.bpf.o"
+"$bpftool" gen skeleton "$work/smc-switch.bpf.o" name smc_switch > "$work/smc-switch.skel.h"
+mkdir -p "$(dirname "$out")"
+$cc -std=gnu11 -O2 -Wall -Wextra -Werror -I"$work" -o "$out.tmp" native/smc-bpf.c \
+  -Wl,-Bstatic -lbpf -lelf -lz -Wl,-Bdynamic -Wl,-z,relro,-z,now
+mv "$out.tmp" "$out"
