@@ -31,6 +31,8 @@ export class TargetError extends Error {
 export interface NetnsHandle {
   /** what the native layer enters (setns): /proc/self/fd/N of this handle's fd */
   readonly path: string;
+  /** the open fd itself, for a child process that enters the namespace (its stdio slot) */
+  readonly fd: number;
   /** for messages: /proc/PID/ns/net or the --netns path as given */
   readonly label: string;
   /** the namespace's inode (what /proc/PID/ns/net reads as net:[INO]) */
@@ -110,6 +112,7 @@ export function openNetns(t: NamespaceTarget): NetnsHandle | undefined {
   let open = true;
   return {
     path: `/proc/self/fd/${fd}`,
+    fd,
     label,
     inode: st.ino,
     checkTargetAlive() {

@@ -4,6 +4,7 @@ import { registerDoctor } from './doctor';
 import { registerHsLimit } from './hs-limit';
 import { registerStats } from './stats';
 import { registerSysctl } from './sysctl';
+import { registerSwitch } from './switch';
 import { registerSeid } from './seid';
 import { registerUeid } from './ueid';
 
@@ -17,4 +18,7 @@ export const SUBCOMMANDS: Record<string, RegisterCommand> = {
   seid: registerSeid,
   'hs-limit': registerHsLimit,
   doctor: registerDoctor,
+  enable: registerSwitch,
+  disable: registerSwitch,
+  status: registerSwitch,
 };

@@ -37,7 +37,7 @@ async function runLauncher(yargs: YargsFactory, argv: string[]): Promise<number>
     .scriptName('smc-run')
     .help(false)
     .version(false)
-    .usage('$0 [options] <command> [args...]\n$0 <stats|sysctl|ueid|seid|hs-limit|doctor> ...\n\nRun a command with every TCP socket of its Node.js processes opened as an SMC socket (AF_SMC), falling back to TCP visibly when SMC is impossible.')
+    .usage('$0 [options] <command> [args...]\n$0 <stats|sysctl|ueid|seid|hs-limit|doctor|enable|disable|status> ...\n\nRun a command with every TCP socket of its Node.js processes opened as an SMC socket (AF_SMC), falling back to TCP visibly when SMC is impossible.')
     .parserConfiguration({ 'halt-at-non-option': true, 'parse-positional-numbers': false, 'boolean-negation': false })
     .option('debug', { alias: 'd', type: 'boolean', default: false, describe: 'log each socket and decision to stderr' })
     .option('log-json', { type: 'boolean', default: false, describe: 'log as JSON lines instead of text' })
@@ -79,7 +79,7 @@ async function runSubcommand(yargs: YargsFactory, argv: string[]): Promise<numbe
     .alias('help', 'h')
     .version(false)
     .demandCommand(1, 'name a subcommand (see --help)');
-  for (const register of Object.values(SUBCOMMANDS)) register(y, (code) => (exitCode = code));
+  for (const register of new Set(Object.values(SUBCOMMANDS))) register(y, (code) => (exitCode = code));
   const args = await y.parseAsync();
   if (args.help) return 0;
   return exitCode;

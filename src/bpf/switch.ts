@@ -1,0 +1,79 @@
+// The BPF switch (`smc-run enable`): the typed side of native/smc-bpf, the small program that loads the
+// BPF program (native/smc-switch.bpf.c) and edits its map of switched network namespaces. This module
+// finds the program, runs it with a namespace handed over as an open fd (the CLI opened it once: the PID
+// or path is never looked up again) and turns its answer into values or CliErrors.
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { CliError } from '../cli/errors';
+import type { NetnsHandle } from '../netns';
+import { PACKAGE_ROOT } from '../package-root';
+
+/** What this kernel allows (smc-bpf probe). */
+export interface BpfKernelFacts {
+  kernel: string;
+  /** /sys/kernel/btf/vmlinux: the program's CO-RE accesses can be relocated */
+  btf: boolean;
+  /** update_socket_protocol() (Linux 6.6+): the hook that picks a socket's protocol */
+  hook: boolean;
+  /** struct smc_hs_ctrl (Linux 6.19+): per-connection SMC decisions in the kernel */
+  hsCtrl: boolean;
+  /** the switch is attached (pinned in bpffs) */
+  loaded: boolean;
+}
+
+export interface SwitchedNamespace {
+  /** SO_NETNS_COOKIE: never reused, unlike the inode */
+  cookie: string;
+  inode: number;
+  /** TCP sockets the switch turned into SMC sockets there so far */
+  switched: number;
+}
+
+export interface EnableResult { cookie: string; inode: number; already: boolean }
+export interface DisableResult { cookie: string; inode: number; was: boolean; switched: number; left: number }
+
+function nodeArch(): string {
+  return process.arch;
+}
+
+/**
+ * The loader: SMC_RUN_BPF_LOADER when set (an operator's own build; tests of the missing-loader path),
+ * else the contributor's build (npm run build), else the package's prebuild.
+ */
+export function loaderPath(): string | undefined {
+  const own = process.env.SMC_RUN_BPF_LOADER;
+  const candidates = own ? [own] : [path.join(PACKAGE_ROOT, 'build', 'Release', 'smc-bpf'), path.join(PACKAGE_ROOT, 'prebuilds', `linux-${nodeArch()}`, 'smc-bpf')];
+  return candidates.find((p) => {
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Runs smc-bpf; ns (when given) is its fd 3, named /proc/self/fd/3 on its command line. */
+function run<T>(args: string[], ns?: NetnsHandle): T {
+  const loader = loaderPath();
+  if (loader === undefined) {
+    throw new CliError('ENOTSUP', `the BPF switch is not built for this machine (linux-${nodeArch()}): no smc-bpf in the package; build it with npm run build (needs clang, bpftool, libbpf-dev), or start programs with the launcher instead (smc-run PROGRAM)`);
+  }
+  const argv = ns === undefined ? args : args.map((a) => (a === '@netns' ? '/proc/self/fd/3' : a));
+  const stdio: ('ignore' | 'pipe' | number)[] = ['ignore', 'pipe', 'pipe'];
+  if (ns !== undefined) stdio.push(ns.fd);
+  const r = spawnSync(loader, argv, { stdio, encoding: 'utf8', timeout: 60_000 });
+  if (r.error) throw new CliError('EINTERNAL', `running ${loader}: ${r.error.message}`);
+  if (r.status === 0) return JSON.parse(r.stdout) as T;
+  const line = (r.stderr ?? '').trim().split('\n').pop() ?? '';
+  const m = /^([A-Z0-9]+) (.*)$/.exec(line);
+  if (m?.[1] !== undefined && m[2] !== undefined) throw new CliError(m[1], m[2]);
+  throw new CliError('EINTERNAL', `${loader} ${args[0]} failed (status ${r.status ?? r.signal}): ${line || 'no message'}`);
+}
+
+export const probeKernel = (): BpfKernelFacts => run<BpfKernelFacts>(['probe']);
+export const enableNamespace = (ns: NetnsHandle): EnableResult => run<EnableResult>(['enable', '@netns'], ns);
+export const disableNamespace = (ns: NetnsHandle): DisableResult => run<DisableResult>(['disable', '@netns'], ns);
+export const disableAll = (): { removed: number } => run<{ removed: number }>(['disable-all']);
+export const switchStatus = (): { loaded: boolean; namespaces: SwitchedNamespace[] } => run(['status']);

@@ -1,0 +1,122 @@
+// smc-run enable | disable | status: the BPF switch, whole network namespaces on SMC from the kernel.
+// In an enabled namespace every TCP stream socket a program creates from then on is an IPPROTO_SMC socket
+// (any program: Go, static binaries, a container's processes already running; sockets open before stay
+// TCP). SMC's own fallback keeps every connection TCP would have made: a peer without SMC gets TCP.
+//
+// The host's own namespace (the one smc-run runs in) only with --host: switching it reaches every
+// program of the machine. Destination policy (--include/--exclude) needs the kernel to decide per
+// connection (struct smc_hs_ctrl, Linux 6.19+); this version applies none in the kernel and refuses a
+// policy rather than ignore it (the launcher's --include/--exclude decide in the process instead).
+import * as fs from 'node:fs';
+import type { Argv } from 'yargs';
+import { disableAll, disableNamespace, enableNamespace, probeKernel, switchStatus } from '../bpf/switch';
+import { withNetns, type NetnsHandle } from '../netns';
+import { parseRules } from '../policy/rules';
+import { netnsMembers } from '../proc/netns-members';
+import type { RegisterCommand } from './commands';
+import { CliError, EXIT_USAGE } from './errors';
+import { printJson, targetOf, withJson, withTarget } from './options';
+import { renderTable } from './table';
+
+interface Where { target?: number | undefined; netns?: string | undefined; host: boolean }
+
+const OWN_NETNS = '/proc/self/ns/net';
+
+/** The namespace a command acts on, checked against the --host rule; fn gets it open. */
+function withChosenNetns<T>(args: Where, verb: string, fn: (ns: NetnsHandle, host: boolean) => T): T {
+  const named = args.target !== undefined || args.netns !== undefined;
+  if (!named && !args.host) throw new CliError('EUSAGE', `${verb}: name a namespace: --target PID, --netns PATH|NAME, or --host for the one smc-run runs in`, EXIT_USAGE);
+  if (named && args.host) throw new CliError('EUSAGE', `${verb}: --host is the namespace smc-run runs in: give it alone, not with --target/--netns`, EXIT_USAGE);
+  const target = args.host ? { netns: OWN_NETNS } : targetOf(args);
+  return withNetns(target, (ns) => {
+    if (ns === undefined) throw new CliError('EINTERNAL', 'no namespace opened');
+    const own = fs.statSync(OWN_NETNS).ino === ns.inode;
+    if (own && !args.host && verb === 'enable') {
+      throw new CliError('EUSAGE', `${ns.label} is this host's own network namespace (the one smc-run runs in): enabling it switches every program here; add --host to mean it`, EXIT_USAGE);
+    }
+    return fn(ns, own);
+  });
+}
+
+const describeNs = (ns: NetnsHandle, host: boolean): string => (host ? `this host's namespace (net:[${ns.inode}])` : `${ns.label} (net:[${ns.inode}])`);
+
+interface EnableArgs extends Where { include?: string[]; exclude?: string[]; json: boolean }
+
+function enable(args: EnableArgs): void {
+  const rules = [...(args.include ?? []), ...(args.exclude ?? [])];
+  if (rules.length > 0) {
+    parseRules(rules.join(',')); // a malformed rule is a usage error before anything else
+    const k = probeKernel();
+    throw new CliError('ENOTSUP', k.hsCtrl
+      ? `--include/--exclude: this kernel (${k.kernel}) has smc_hs_ctrl, but this smc-run version does not yet apply destination policy in the kernel; enable the whole namespace (no rules), or use the launcher's --include/--exclude`
+      : `--include/--exclude: this kernel (${k.kernel}) can't decide per destination in the kernel (that needs smc_hs_ctrl, Linux 6.19+): enable the whole namespace (no rules), or use the launcher's --include/--exclude`);
+  }
+  withChosenNetns(args, 'enable', (ns, host) => {
+    const r = enableNamespace(ns);
+    if (args.json) printJson({ enabled: true, already: r.already, namespace: { label: host ? 'host' : ns.label, inode: r.inode, cookie: r.cookie } });
+    else process.stdout.write(`${r.already ? 'already on' : 'on'}: ${describeNs(ns, host)}: TCP sockets created there from now on open as SMC (sockets open already stay TCP)\n`);
+  });
+}
+
+interface DisableArgs extends Where { all: boolean; json: boolean }
+
+function disable(args: DisableArgs): void {
+  if (args.all) {
+    if (args.target !== undefined || args.netns !== undefined || args.host) throw new CliError('EUSAGE', 'disable --all: no namespace with it', EXIT_USAGE);
+    const r = disableAll();
+    if (args.json) printJson(r);
+    else process.stdout.write(`off everywhere: ${r.removed} namespace(s) removed, the BPF switch unloaded\n`);
+    return;
+  }
+  withChosenNetns(args, 'disable', (ns, host) => {
+    const r = disableNamespace(ns);
+    if (args.json) printJson({ enabled: false, was: r.was, switched: r.switched, left: r.left, namespace: { label: host ? 'host' : ns.label, inode: r.inode, cookie: r.cookie } });
+    else if (!r.was) process.stdout.write(`already off: ${describeNs(ns, host)}\n`);
+    else process.stdout.write(`off: ${describeNs(ns, host)} (${r.switched} socket(s) were switched; new ones are TCP again)${r.left === 0 ? '; the BPF switch unloaded' : ''}\n`);
+  });
+}
+
+function status(args: { json: boolean }): void {
+  const kernel = probeKernel();
+  const st = switchStatus();
+  const members = netnsMembers(new Set(st.namespaces.map((n) => n.inode)));
+  const rows = st.namespaces.map((n) => {
+    const m = members.get(n.inode) ?? { names: [], pids: [], commands: [] };
+    return { ...n, names: m.names, pids: m.pids.length, commands: m.commands, live: m.names.length + m.pids.length > 0 };
+  });
+  const policy = kernel.hsCtrl ? 'kernel has smc_hs_ctrl (not used by this version)' : 'none in the kernel (needs smc_hs_ctrl, Linux 6.19+)';
+  const possible = kernel.btf && kernel.hook;
+  if (args.json) {
+    printJson({ kernel, possible, loaded: st.loaded, namespaces: rows });
+    return;
+  }
+  process.stdout.write(`kernel ${kernel.kernel}: BPF switch ${possible ? 'possible' : `not possible (${kernel.btf ? 'no update_socket_protocol hook, Linux 6.6+' : 'no BTF'})`}; destination policy: ${policy}\n`);
+  if (!st.loaded || rows.length === 0) {
+    process.stdout.write('no namespace is switched\n');
+    return;
+  }
+  process.stdout.write(renderTable(rows, [
+    { header: 'NETNS', value: (r) => `net:[${r.inode}]` },
+    { header: 'NAME', value: (r) => r.names.join(',') || '-' },
+    { header: 'PROCS', value: (r) => (r.live ? String(r.pids) : 'gone'), align: 'right' },
+    { header: 'SWITCHED', value: (r) => String(r.switched), align: 'right' },
+    { header: 'COMMANDS', value: (r) => r.commands.join(',') || '-' },
+  ]));
+}
+
+const withWhere = <T>(y: Argv<T>) => withTarget(withJson(y)).option('host', { type: 'boolean', default: false, describe: 'the network namespace smc-run runs in (every program of the host)' });
+
+export const registerSwitch: RegisterCommand = (y: Argv) => {
+  y.command('enable', 'BPF switch: every new TCP socket of a network namespace opens as SMC (any program, no restart)', (c) =>
+    withWhere(c)
+      .option('include', { type: 'string', array: true, describe: 'only these CIDR[:port] (needs smc_hs_ctrl, Linux 6.19+)' })
+      .option('exclude', { type: 'string', array: true, describe: 'these CIDR[:port] stay TCP (needs smc_hs_ctrl, Linux 6.19+)' })
+      .example('smc-run enable --target 4321', "a running container's namespace (the PID of any process in it)")
+      .example('smc-run enable --netns blue', 'the namespace ip netns calls blue'),
+  (a) => enable(a as unknown as EnableArgs));
+  y.command('disable', 'BPF switch off for a namespace (new sockets are TCP again); --all unloads it', (c) =>
+    withWhere(c).option('all', { type: 'boolean', default: false, describe: 'every namespace: unload the BPF switch' }),
+  (a) => disable(a as unknown as DisableArgs));
+  y.command('status', 'BPF switch: what this kernel allows and which namespaces are switched', (c) => withJson(c),
+    (a) => status(a as unknown as { json: boolean }));
+};
