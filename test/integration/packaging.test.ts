@@ -13,8 +13,10 @@ import { REPO, type RunResult } from '../helpers/run';
 const MiB = 1024 * 1024;
 const COMPILER = /(^|-)(cc|gcc|g\+\+|c\+\+|cpp|clang|clang\+\+|ld|ld\.\w+|as|make|gmake|tcc)(-[\d.]+)?$|gcc|g\+\+|clang/;
 const PREBUILT = ['x64', 'arm64', 's390x'];
-// the addon and the launcher's LD_PRELOAD library
+// the addon and the launcher's LD_PRELOAD library; for x64 (the build host's architecture) also the BPF
+// switch's loader (cross builds of it need libbpf for each architecture: not made yet)
 const PREBUILT_FILES = ['smc_run.glibc.node', 'smc-preload.so'];
+const prebuiltFiles = (arch: string): string[] => (arch === 'x64' ? [...PREBUILT_FILES, 'smc-bpf'] : PREBUILT_FILES);
 const QUIET_NPM = { npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
 
 /** sh -c in cwd with PATH/env as given (absolute /bin/sh: the PATH may hold no shell); no stdin. */
@@ -105,18 +107,18 @@ describe('npm package', () => {
     expect(files).toContain('package/dist/index.d.ts');
     expect(files).toContain('package/native/socket.cc');
     expect(files).toContain('package/binding.gyp');
-    expect(files.filter((f) => f.startsWith('package/prebuilds/')).sort()).toEqual(PREBUILT.flatMap((a) => PREBUILT_FILES.map((f) => `package/prebuilds/linux-${a}/${f}`)).sort());
+    expect(files.filter((f) => f.startsWith('package/prebuilds/')).sort()).toEqual(PREBUILT.flatMap((a) => prebuiltFiles(a).map((f) => `package/prebuilds/linux-${a}/${f}`)).sort());
     expect(files).toContain('package/native/smc-preload.c');
     expect(files.filter((f) => /package\/(test|src|build|scripts|node_modules)\//.test(f))).toEqual([]);
     expect(fs.statSync(tarball).size).toBeLessThanOrEqual(MiB);
   });
 
-  it('each prebuild (addon, LD_PRELOAD library) is for its architecture, stripped, and needs no glibc newer than 2.28 (RHEL 8)', async () => {
+  it('each prebuild (addon, LD_PRELOAD library) is for its architecture, stripped, and needs no glibc newer than 2.28 (RHEL 8); the BPF loader none newer than 2.34', async () => {
     const out = path.join(dir, 'unpacked');
     fs.mkdirSync(out);
     execFileSync('tar', ['-xzf', tarball, '-C', out]);
     const machine: Record<string, number> = { x64: 62, arm64: 183, s390x: 22 }; // EM_X86_64, EM_AARCH64, EM_S390
-    for (const arch of PREBUILT) for (const name of PREBUILT_FILES) {
+    for (const arch of PREBUILT) for (const name of prebuiltFiles(arch)) {
       const file = path.join(out, 'package', 'prebuilds', `linux-${arch}`, name);
       expect(elfMachine(file), arch).toBe(machine[arch]);
       expect(execFileSync('objdump', ['-t', file], { encoding: 'utf8' }), `${arch} is stripped`).toMatch(/no symbols/);
@@ -126,7 +128,9 @@ describe('npm package', () => {
       const max = (vs: number[][]) => vs.reduce((a, b) => (cmp(a, b) >= 0 ? a : b), [0]);
       const glibc = versions('GLIBC');
       expect(glibc.length, arch).toBeGreaterThan(0);
-      expect(max(glibc).join('.'), `${arch}: highest GLIBC symbol`).toSatisfy((v: string) => cmp(v.split('.').map(Number), [2, 28]) <= 0);
+      // the BPF switch needs Linux 6.11+: every distribution with such a kernel has glibc 2.34+ (its start code)
+      const floor = name === 'smc-bpf' ? [2, 34] : [2, 28];
+      expect(max(glibc).join('.'), `${arch} ${name}: highest GLIBC symbol`).toSatisfy((v: string) => cmp(v.split('.').map(Number), floor) <= 0);
       // libstdc++ of GCC 8 (RHEL 8) is GLIBCXX_3.4.25
       expect(max(versions('GLIBCXX')).join('.'), `${arch}: highest GLIBCXX symbol`).toSatisfy((v: string) => cmp(v.split('.').map(Number), [3, 4, 25]) <= 0);
     }
@@ -173,6 +177,10 @@ describe('npm package', () => {
     const r = await sh(`"${prefix}/bin/smc-run" node global-app.cjs`, dir, { ...noCompiler, NODE_PATH: path.join(prefix, 'lib', 'node_modules'), SMC_RUN_SOCKET_FAMILY: 'inet' });
     expect(r.stderr).toBe('');
     expect(r.stdout.trim()).toBe('ok 2');
+    // the BPF switch's prebuilt loader answers (what this kernel allows), with no compiler and no libbpf
+    const st = await sh(`"${prefix}/bin/smc-run" status --json`, dir, noCompiler);
+    expect(st.code, st.stderr).toBe(0);
+    expect(JSON.parse(st.stdout)).toMatchObject({ kernel: { kernel: expect.any(String), btf: expect.any(Boolean), hook: expect.any(Boolean) }, loaded: expect.any(Boolean) });
   });
 
   it('where no prebuild fits (musl), one notice names the command that builds from source, and that command works', async () => {

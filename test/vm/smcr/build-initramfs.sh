@@ -42,11 +42,12 @@ if [ -s "$OUT/initramfs.cpio.gz" ] && { [ -s "$OUT/vmlinux" ] || [ -s "$OUT/vmli
 #  virtio_pci: the virtio devices' bus driver (built into trixie's kernel, a module in bookworm's: without
 #  it 9p finds "no channels available"); 9pnet_virtio 9p: the host root, the repo and the run dir are 9p shares; virtio_net: the guests' link;
 #  smc smc_diag: AF_SMC and the sock_diag view that getSmcInfo / `stats sockets` read;
+#  tcp_diag: the TCP sock_diag dump that gives IPPROTO_SMC sockets (the BPF switch's) their addresses;
 #  crc32_generic: rdma_rxe asks for the "crc32" crypto algorithm at `rdma link add` time and fails
 #  ("rxe_newlink: failed to add eth0") without it, and nothing else pulls it in;
 #  rdma_rxe: SoftRoCE, the RDMA device SMC-R runs on; veth: network-namespace (container) scenarios;
 #  virtio_rng: entropy, so nothing in the guest blocks on getrandom().
-MODS="virtio_pci 9pnet_virtio 9p virtio_net smc smc_diag crc32_generic rdma_rxe veth virtio_rng"
+MODS="virtio_pci 9pnet_virtio 9p virtio_net smc smc_diag tcp_diag crc32_generic rdma_rxe veth virtio_rng"
 
 # kmod: depmod/modprobe on the host; xz-utils: Debian ships .ko.xz; busybox-static: the initramfs userland
 # (static, so no libraries to copy); cpio/gzip: the archive.

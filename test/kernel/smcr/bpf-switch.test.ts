@@ -1,0 +1,184 @@
+// The BPF switch over SMC-R between the two guests: `smc-run enable` on both ends, then programs that
+// were never started under smc-run (a plain Node server in guest b; plain Node, python3, a static C
+// client and a raw-syscall one in guest a) connect over SMC-R; each end read through its own guest's sock_diag while the
+// connection is open. A second namespace in guest a proves the switch is per namespace, and `disable`
+// proves new sockets are TCP again while the data still flows.
+import { execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listSmcSockets } from '../../../src/stats/sockets';
+import { PEER_IP, peer, peerConns, startPeerServer } from '../../helpers/peer';
+import { buildFixture, ends, jsonLines, tempDir } from '../../helpers/preload-lib';
+import { EXPECT_MODE, run, smcRun, SCENARIOS } from '../../helpers/run';
+
+interface Row { mode: string; local: { address: string; port: number }; remote: { address: string; port: number }; owners?: { command: string }[] }
+const rowsOf = (stdout: string): Row[] => (JSON.parse(stdout) as { sockets: Row[] }).sockets;
+
+const NS = 'smcrun-bpf';
+const ECHO = path.join(SCENARIOS, 'echo.cjs');
+
+/** python3 with no smc-run anywhere: connect, send 64 KiB, read the echo, hold the connection 2 s. */
+const PY_CLIENT = `
+import socket, sys, os, time, hashlib
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+data = os.urandom(65536); s.sendall(data); got = b''
+while len(got) < len(data):
+    b = s.recv(65536)
+    if not b: break
+    got += b
+proto = s.getsockopt(socket.SOL_SOCKET, socket.SO_PROTOCOL)
+time.sleep(2); s.close()
+print('{"python":true,"ok":%s,"protocol":%d}' % ('true' if hashlib.sha256(got).digest() == hashlib.sha256(data).digest() else 'false', proto))
+`;
+
+/** Spawns argv and resolves once a line of its stdout matches re (the child goes on). */
+function untilLine(argv: string[], re: RegExp): Promise<{ match: RegExpExecArray; out: () => string; done: Promise<number | null> }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0] ?? '', argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const done = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${argv.join(' ')}: no ${re} in 60 s: ${out} ${err}`)); }, 60_000);
+    child.stderr.on('data', (d) => (err += d));
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = re.exec(out);
+      if (m) { clearTimeout(timer); resolve({ match: m, out: () => out + err, done }); }
+    });
+    void done.then((code) => { clearTimeout(timer); reject(new Error(`${argv.join(' ')} exited ${code} first: ${out} ${err}`)); });
+  });
+}
+
+async function peerRun(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return peer<{ code: number; stdout: string; stderr: string }>({ op: 'run', argv });
+}
+
+describe.runIf(EXPECT_MODE === 'smcr')('BPF switch over SMC-R (smc-run enable)', () => {
+  let dir = '';
+  let staticProbe = '';
+  let raw = '';
+  let port = 0;
+
+  beforeAll(async () => {
+    dir = tempDir();
+    staticProbe = buildFixture(dir, 'sockprobe', 'sockprobe-static', ['-static']);
+    raw = buildFixture(dir, 'rawconnect', 'rawconnect', ['-static']);
+    const b = await peerRun(['node', 'bin/smc-run', 'enable', '--host', '--json']);
+    expect(b.code, b.stderr).toBe(0);
+    const a = await smcRun(['enable', '--host', '--json']);
+    expect(a.code, a.stderr).toBe(0);
+    expect(JSON.parse(a.stdout)).toMatchObject({ enabled: true, already: false, namespace: { label: 'host' } });
+    // a plain Node echo server: no launcher, no preload
+    port = await startPeerServer('bpf-echo', ['server', '0.0.0.0'], { plain: true });
+  }, 180_000);
+
+  afterAll(async () => {
+    await peer({ op: 'stop', name: 'bpf-echo' });
+    await peerRun(['node', 'bin/smc-run', 'disable', '--all']);
+    await smcRun(['disable', '--all']);
+    try { execFileSync('ip', ['netns', 'del', NS], { stdio: 'ignore' }); } catch { /* not made */ }
+    fs.rmSync(dir, { recursive: true, force: true });
+  }, 120_000);
+
+  it('unmodified programs connect over SMC-R with no launcher: Node, python3, a static C binary and a raw-syscall client (as Go makes its sockets); both ends SMC-R in sock_diag, the data intact', async () => {
+    const clients = [
+      { name: 'node', start: () => run(process.execPath, [ECHO, 'hold', PEER_IP, String(port), '3000']), also: () => run(process.execPath, [ECHO, 'client', PEER_IP, String(port), String(256 << 10)]) },
+      { name: 'python3', start: () => run('python3', ['-c', PY_CLIENT, PEER_IP, String(port)]) },
+      { name: 'static C', start: () => run(staticProbe, ['connect', PEER_IP, String(port), 'bytes=65536', 'hold=2000']) },
+      { name: 'raw syscalls (as Go)', start: () => run(raw, [PEER_IP, String(port), String(1 << 20), '2000']) },
+    ];
+    expect(execFileSync('file', ['-b', staticProbe], { encoding: 'utf8' })).toMatch(/statically linked/);
+    const before = listSmcSockets().filter((s) => s.remote.port === port).length;
+    for (const c of clients) {
+      const r = c.start();
+      const mine = (await ends(port, (_s, cl) => cl.some((x) => x.mode === 'smcr'))).client;
+      const out = await r;
+      expect(out.code, `${c.name}: ${out.stderr}`).toBe(0);
+      expect(mine.map((x) => x.mode), c.name).toContain('smcr');
+      if (c.name === 'node') expect(jsonLines(out.stdout)[0]).toMatchObject({ connected: { mode: 'smcr' } });
+      if (c.name === 'python3') expect(jsonLines(out.stdout)[0]).toMatchObject({ ok: true, protocol: 256 });
+      if (c.name === 'raw syscalls (as Go)') expect(jsonLines(out.stdout)[0]).toMatchObject({ raw: true, protocol: 256, echo: true, bytes: 1 << 20 });
+      if (c.name === 'static C') expect(jsonLines(out.stdout).find((j) => 'echo' in j)).toMatchObject({ echo: true, bytes: 65536 });
+      if (c.also) {
+        const more = await c.also();
+        expect(more.code, more.stderr).toBe(0);
+        expect(jsonLines(more.stdout)[0]).toMatchObject({ ok: true, client: { mode: 'smcr' } });
+      }
+    }
+    expect(before).toBe(0);
+    // the server, a plain `node echo.cjs` in guest b, saw SMC-R on every connection
+    const conns = await peerConns('bpf-echo', 5);
+    console.log(`plain server's ends: ${conns.map((c) => c.mode).join(',')}`);
+    expect(conns.length).toBeGreaterThanOrEqual(5);
+    expect(conns.every((c) => c.mode === 'smcr'), JSON.stringify(conns)).toBe(true);
+    const st = await smcRun(['status', '--json']);
+    expect(st.code, st.stderr).toBe(0);
+    const status = JSON.parse(st.stdout) as { possible: boolean; loaded: boolean; namespaces: { inode: number; switched: number; pids: number }[] };
+    const own = fs.statSync('/proc/self/ns/net').ino;
+    expect(status).toMatchObject({ possible: true, loaded: true });
+    expect(status.namespaces.find((n) => n.inode === own)?.switched).toBeGreaterThanOrEqual(5);
+    // doctor names the mechanism: the switch is on for this namespace
+    const d = await smcRun(['doctor', '--json', '--no-selftest']);
+    const check = (JSON.parse(d.stdout) as { checks: { id: string; status: string; message: string }[] }).checks.find((c) => c.id === 'mechanism.bpf_switch');
+    expect(check).toMatchObject({ status: 'ok', message: expect.stringMatching(/BPF switch is on for this namespace/) });
+  }, 240_000);
+
+  it('per namespace: a namespace not enabled stays TCP while the host is switched; enabled, its sockets are SMC (falling back on loopback, the data intact); disabled, TCP again', async () => {
+    execFileSync('ip', ['netns', 'add', NS]);
+    execFileSync('ip', ['-n', NS, 'link', 'set', 'lo', 'up']);
+    // one loopback connection inside the namespace; returns its sockets as that namespace's smc_diag sees them
+    // one loopback connection inside the namespace, read while it is open: that namespace's SMC sockets
+    // (smc_diag) and its established TCP connections (ss: the proof the connection was there to see)
+    const once = async (): Promise<{ rows: Row[]; tcp: string; echo: unknown }> => {
+      const server = await untilLine(['ip', 'netns', 'exec', NS, staticProbe, 'serve', '127.0.0.1', '0', '1'], /\{"port":(\d+)\}/);
+      const port = Number(server.match[1]);
+      const client = await untilLine(['ip', 'netns', 'exec', NS, staticProbe, 'connect', '127.0.0.1', String(port), 'bytes=65536', 'hold=8000'], /"echo"/);
+      const seen = await smcRun(['stats', 'sockets', '--netns', NS, '--json']);
+      const tcp = await run('ip', ['netns', 'exec', NS, 'ss', '-Htn', 'state', 'established']);
+      expect(seen.code, seen.stderr + seen.stdout).toBe(0);
+      expect(await client.done, client.out()).toBe(0);
+      await server.done;
+      const mine = (x: Row): boolean => x.local.port === port || x.remote.port === port;
+      return { rows: rowsOf(seen.stdout).filter(mine), tcp: tcp.stdout.split('\n').filter((l) => new RegExp(`:${port}(\\s|$)`).test(l)).join('\n'), echo: jsonLines(client.out()).find((j) => 'echo' in j) };
+    };
+    const off = await once();
+    expect(off.echo).toMatchObject({ echo: true, bytes: 65536 });
+    expect(off.tcp.split('\n'), off.tcp).toHaveLength(2); // both ends, established, while smc_diag was read
+    expect(off.rows).toEqual([]);
+
+    const en = await smcRun(['enable', '--netns', NS, '--json']);
+    expect(en.code, en.stderr + en.stdout).toBe(0);
+    let dis;
+    try {
+      const on = await once();
+      console.log(`enabled namespace, loopback: ${on.rows.map((x) => x.mode).join(',')}; ss: ${on.tcp}`);
+      expect(on.echo).toMatchObject({ echo: true, bytes: 65536 });
+      expect(on.rows.length).toBeGreaterThanOrEqual(2);
+    } finally {
+      dis = await smcRun(['disable', '--netns', NS, '--json']);
+    }
+    expect(dis.code, dis.stderr).toBe(0);
+    expect(JSON.parse(dis.stdout)).toMatchObject({ enabled: false, was: true, left: 1 });
+    expect((JSON.parse(dis.stdout) as { switched: number }).switched).toBeGreaterThanOrEqual(2);
+    const again = await once();
+    expect(again.echo).toMatchObject({ echo: true, bytes: 65536 });
+    expect(again.tcp.split('\n'), again.tcp).toHaveLength(2);
+    expect(again.rows).toEqual([]);
+  }, 240_000);
+
+  it('disable --host: new sockets are TCP again (no SMC socket for them), still connecting to the switched peer', async () => {
+    const dis = await smcRun(['disable', '--host', '--json']);
+    expect(dis.code, dis.stderr).toBe(0);
+    expect(JSON.parse(dis.stdout)).toMatchObject({ was: true, left: 0 });
+    const r = run(staticProbe, ['connect', PEER_IP, String(port), 'bytes=65536', 'hold=2000']);
+    await new Promise((res) => setTimeout(res, 1200));
+    const mine = listSmcSockets().filter((s) => s.remote.port === port);
+    const out = await r;
+    expect(out.code, out.stderr).toBe(0);
+    expect(jsonLines(out.stdout).find((j) => 'echo' in j)).toMatchObject({ echo: true, bytes: 65536 });
+    expect(mine).toEqual([]);
+    const st = await smcRun(['status', '--json']);
+    expect(JSON.parse(st.stdout)).toMatchObject({ loaded: false, namespaces: [] });
+  }, 120_000);
+});
