@@ -18,6 +18,7 @@ import { formatSize } from '../units';
 import { burstChecks, readBurstFacts } from './burst';
 import { LAUNCHER_PATH } from '../launcher/spawn';
 import { noticeMarkerPath } from '../hook/notice';
+import { bpfSwitchCheck } from './bpf-switch';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'info';
 
@@ -154,12 +155,15 @@ function checksIn(ns: NetnsHandle | undefined): { checks: Check[]; facts: Doctor
   } catch (e) {
     checks.push(fail('kernel.af_smc', `AF_SMC sockets cannot be created (${codeOf(e)}, kernel ${release}): every connection stays TCP`, 'modprobe smc smc_diag (the kernel needs CONFIG_SMC)'));
   }
+  let ipprotoSmc = false;
   try {
     addon.closeFd(addon.createSocket(AF_INET, IPPROTO_SMC));
+    ipprotoSmc = true;
     checks.push(ok('kernel.ipproto_smc', 'IPPROTO_SMC sockets can be created (--proto ipproto available)'));
   } catch (e) {
     checks.push(info('kernel.ipproto_smc', `IPPROTO_SMC unavailable (${codeOf(e)}; kernel 6.11+): smc-run uses AF_SMC`));
   }
+  checks.push(bpfSwitchCheck(ns, ipprotoSmc));
   if (!facts.afSmc) return { checks, facts };
   try {
     const nl = openSockDiag(ns?.path);
