@@ -14,7 +14,7 @@
 #define AF_INET 2
 #define AF_INET6 10
 #define SOCK_STREAM 1
-#define SOCK_TYPE_MASK 0xf // the kernel masks already; a flag in the type (SOCK_NONBLOCK...) must not matter
+#define SOCK_TYPE_MASK 0xf // the hook sees the type as socket() got it: SOCK_NONBLOCK/SOCK_CLOEXEC (libuv sets both) still in it
 #define IPPROTO_TCP 6
 #define IPPROTO_SMC 256
 
