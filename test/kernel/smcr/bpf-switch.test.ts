@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listSmcSockets } from '../../../src/stats/sockets';
-import { PEER_IP, peer, peerConns, startPeerServer } from '../../helpers/peer';
+import { PEER_IP, PEER_IP6, peer, peerConns, startPeerServer } from '../../helpers/peer';
 import { buildFixture, ends, jsonLines, tempDir } from '../../helpers/preload-lib';
 import { EXPECT_MODE, run, smcRun, SCENARIOS } from '../../helpers/run';
 
@@ -59,6 +59,7 @@ describe.runIf(EXPECT_MODE === 'smcr')('BPF switch over SMC-R (smc-run enable)',
   let staticProbe = '';
   let raw = '';
   let port = 0;
+  let port6 = 0;
 
   beforeAll(async () => {
     dir = tempDir();
@@ -69,12 +70,14 @@ describe.runIf(EXPECT_MODE === 'smcr')('BPF switch over SMC-R (smc-run enable)',
     const a = await smcRun(['enable', '--host', '--json']);
     expect(a.code, a.stderr).toBe(0);
     expect(JSON.parse(a.stdout)).toMatchObject({ enabled: true, already: false, namespace: { label: 'host' } });
-    // a plain Node echo server: no launcher, no preload
+    // a plain Node echo server: no launcher, no preload (and one on IPv6)
     port = await startPeerServer('bpf-echo', ['server', '0.0.0.0'], { plain: true });
+    port6 = await startPeerServer('bpf-echo6', ['server', '::'], { plain: true });
   }, 180_000);
 
   afterAll(async () => {
     await peer({ op: 'stop', name: 'bpf-echo' });
+    await peer({ op: 'stop', name: 'bpf-echo6' });
     await peerRun(['node', 'bin/smc-run', 'disable', '--all']);
     await smcRun(['disable', '--all']);
     try { execFileSync('ip', ['netns', 'del', NS], { stdio: 'ignore' }); } catch { /* not made */ }
@@ -123,6 +126,15 @@ describe.runIf(EXPECT_MODE === 'smcr')('BPF switch over SMC-R (smc-run enable)',
     const check = (JSON.parse(d.stdout) as { checks: { id: string; status: string; message: string }[] }).checks.find((c) => c.id === 'mechanism.bpf_switch');
     expect(check).toMatchObject({ status: 'ok', message: expect.stringMatching(/BPF switch is on for this namespace/) });
   }, 240_000);
+
+  it('IPv6: a switched socket connects and the data arrives intact (IPv6 over SMC-R falls back to TCP on 6.12: SMC never costs the connection)', async () => {
+    const r = await run(process.execPath, [ECHO, 'client', PEER_IP6, String(port6), String(256 << 10)]);
+    expect(r.code, r.stderr).toBe(0);
+    const out = jsonLines(r.stdout)[0] as { ok: boolean; client: { mode: string; fallback: string | null } };
+    console.log(`IPv6 switched client: ${out.client.mode} ${out.client.fallback ?? ''}`);
+    expect(out).toMatchObject({ ok: true });
+    expect(['smcr', 'fallback']).toContain(out.client.mode);
+  }, 120_000);
 
   it('per namespace: a namespace not enabled stays TCP while the host is switched; enabled, its sockets are SMC (falling back on loopback, the data intact); disabled, TCP again', async () => {
     execFileSync('ip', ['netns', 'add', NS]);
