@@ -145,7 +145,7 @@ describe.runIf(EXPECT_MODE === 'smcr')('BPF switch over SMC-R (smc-run enable)',
     const once = async (): Promise<{ rows: Row[]; tcp: string; echo: unknown }> => {
       const server = await untilLine(['ip', 'netns', 'exec', NS, staticProbe, 'serve', '127.0.0.1', '0', '1'], /\{"port":(\d+)\}/);
       const port = Number(server.match[1]);
-      const client = await untilLine(['ip', 'netns', 'exec', NS, staticProbe, 'connect', '127.0.0.1', String(port), 'bytes=65536', 'hold=8000'], /"echo"/);
+      const client = await untilLine(['ip', 'netns', 'exec', NS, staticProbe, 'connect', '127.0.0.1', String(port), 'bytes=65536', 'hold=5000'], /"echo"/);
       const seen = await smcRun(['stats', 'sockets', '--netns', NS, '--json']);
       const tcp = await run('ip', ['netns', 'exec', NS, 'ss', '-Htn', 'state', 'established']);
       expect(seen.code, seen.stderr + seen.stdout).toBe(0);
