@@ -47,11 +47,30 @@ export function loaderPath(): string | undefined {
   return candidates.find((p) => {
     try {
       fs.accessSync(p, fs.constants.X_OK);
-      return true;
+      return isForThisMachine(p);
     } catch {
       return false;
     }
   });
+}
+
+// ELF e_machine of each architecture Node runs on here
+const ELF_MACHINE: Partial<Record<string, number>> = { x64: 62, arm64: 183, s390x: 22, ppc64: 21, riscv64: 243, arm: 40, ia32: 3 };
+
+/**
+ * Whether an ELF file is for this machine: a checkout shared with a guest of another architecture (or a
+ * copied build/) holds a loader that can't run here; exec would hand it to sh instead of failing.
+ */
+function isForThisMachine(file: string): boolean {
+  const want = ELF_MACHINE[process.arch];
+  const h = Buffer.alloc(20);
+  const fd = fs.openSync(file, 'r');
+  try {
+    if (fs.readSync(fd, h, 0, 20, 0) < 20 || h.readUInt32BE(0) !== 0x7f454c46) return false;
+  } finally {
+    fs.closeSync(fd);
+  }
+  return want === undefined || (h[5] === 2 ? h.readUInt16BE(18) : h.readUInt16LE(18)) === want;
 }
 
 /** Runs smc-bpf; ns (when given) is its fd 3, named /proc/self/fd/3 on its command line. */

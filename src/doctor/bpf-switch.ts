@@ -25,6 +25,8 @@ export function bpfSwitchCheck(ns: NetnsHandle | undefined, ipprotoSmc: boolean)
     if (on) return { id: ID, status: 'ok', message: `the BPF switch is on for this namespace: every new TCP socket of every program is SMC (${on.switched} so far)` };
     return { id: ID, status: 'info', message: `the BPF switch is possible here but off: ${LAUNCHER_ONLY}; enabled, every program of the namespace would be (Go, static binaries, programs already running: for new sockets)`, fix: `sudo smc-run enable ${where}` };
   } catch (e) {
-    return { id: ID, status: 'info', message: `cannot read the BPF switch's state (${(e as Error).message}): run as root to see it` };
+    const code = (e as { code?: string }).code;
+    const hint = code === 'EPERM' || code === 'EACCES' ? ': run as root to see it' : `: ${LAUNCHER_ONLY}`;
+    return { id: ID, status: 'info', message: `cannot read the BPF switch's state (${(e as Error).message})${hint}` };
   }
 }

@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOST_HAS_SMC } from '../helpers/host-smc';
 import { smcRun } from '../helpers/run';
@@ -79,6 +80,20 @@ describe('smc-run enable | disable | status (host)', () => {
     const noLoader = await smcRun(['status'], { SMC_RUN_BPF_LOADER: '/nonexistent/smc-bpf' });
     expect(noLoader.code).toBe(1);
     expect(lines(noLoader.stderr)).toEqual([expect.stringMatching(/^smc-run: the BPF switch is not built for this machine .*npm run build/)]);
+    // a loader of another architecture (a checkout shared with a guest of another one): as if none
+    const foreign = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'smc-run-bpf-')), 'smc-bpf');
+    const elf = fs.readFileSync(process.execPath).subarray(0, 64);
+    const other = Buffer.from(elf);
+    if (other[5] === 2) other.writeUInt16BE(other.readUInt16BE(18) === 22 ? 62 : 22, 18);
+    else other.writeUInt16LE(other.readUInt16LE(18) === 62 ? 183 : 62, 18);
+    fs.writeFileSync(foreign, other, { mode: 0o755 });
+    try {
+      const wrong = await smcRun(['status', '--json'], { SMC_RUN_BPF_LOADER: foreign });
+      expect(wrong.code).toBe(1);
+      expect(jsonError(wrong.stdout)).toMatchObject({ code: 'ENOTSUP', message: expect.stringMatching(/^the BPF switch is not built for this machine \(linux-\w+\)/) });
+    } finally {
+      fs.rmSync(path.dirname(foreign), { recursive: true, force: true });
+    }
   });
 
   it(`enable on a namespace ${HOST_HAS_SMC ? 'of a kernel with SMC' : 'without SMC (this kernel)'}: ${HOST_HAS_SMC ? 'on, then off' : 'ENOSMC, and nothing is left loaded'}; disable of a namespace never enabled says so`, async () => {
