@@ -338,7 +338,8 @@ static int cmd_status(void)
 {
 	int loaded = access(LINK_PIN, F_OK) == 0;
 	int map_fd = bpf_obj_get(MAP_PIN);
-	if (map_fd < 0 && errno != ENOENT)
+	// ENOSYS: a kernel without the bpf() system call (CONFIG_BPF_SYSCALL off) has nothing loaded
+	if (map_fd < 0 && errno != ENOENT && errno != ENOSYS)
 		die_bpf("opening the pinned map", errno);
 	printf("{\"loaded\":%s,\"namespaces\":[", loaded ? "true" : "false");
 	unsigned long long key, next;

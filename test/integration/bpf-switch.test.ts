@@ -96,7 +96,7 @@ describe('smc-run enable | disable | status (host)', () => {
     }
   });
 
-  it(`enable on a namespace ${HOST_HAS_SMC ? 'of a kernel with SMC' : 'without SMC (this kernel)'}: ${HOST_HAS_SMC ? 'on, then off' : 'ENOSMC, and nothing is left loaded'}; disable of a namespace never enabled says so`, async () => {
+  it(`enable on a namespace ${HOST_HAS_SMC ? 'of a kernel with SMC' : 'without SMC (this kernel)'}: ${HOST_HAS_SMC ? 'on then off, or refused in one line (no BTF, no bpf(), no permission)' : 'ENOSMC'}, nothing left loaded; disable of a namespace never enabled says so`, async () => {
     const r = await smcRun(['enable', '--target', String(holder.pid), '--json']);
     if (!HOST_HAS_SMC) {
       expect(r.code).toBe(1);
