@@ -33,17 +33,13 @@ export interface SwitchedNamespace {
 export interface EnableResult { cookie: string; inode: number; already: boolean }
 export interface DisableResult { cookie: string; inode: number; was: boolean; switched: number; left: number }
 
-function nodeArch(): string {
-  return process.arch;
-}
-
 /**
  * The loader: SMC_RUN_BPF_LOADER when set (an operator's own build; tests of the missing-loader path),
  * else the contributor's build (npm run build), else the package's prebuild.
  */
 export function loaderPath(): string | undefined {
   const own = process.env.SMC_RUN_BPF_LOADER;
-  const candidates = own ? [own] : [path.join(PACKAGE_ROOT, 'build', 'Release', 'smc-bpf'), path.join(PACKAGE_ROOT, 'prebuilds', `linux-${nodeArch()}`, 'smc-bpf')];
+  const candidates = own ? [own] : [path.join(PACKAGE_ROOT, 'build', 'Release', 'smc-bpf'), path.join(PACKAGE_ROOT, 'prebuilds', `linux-${process.arch}`, 'smc-bpf')];
   return candidates.find((p) => {
     try {
       fs.accessSync(p, fs.constants.X_OK);
@@ -73,11 +69,18 @@ function isForThisMachine(file: string): boolean {
   return want === undefined || (h[5] === 2 ? h.readUInt16BE(18) : h.readUInt16LE(18)) === want;
 }
 
+/** Why this kernel can't take the switch (undefined: it can): the one wording status and doctor use. */
+export function switchImpossible(k: BpfKernelFacts): string | undefined {
+  if (!k.btf) return 'no BTF';
+  if (!k.hook) return 'no update_socket_protocol hook, Linux 6.6+';
+  return undefined;
+}
+
 /** Runs smc-bpf; ns (when given) is its fd 3, named /proc/self/fd/3 on its command line. */
 function run<T>(args: string[], ns?: NetnsHandle): T {
   const loader = loaderPath();
   if (loader === undefined) {
-    throw new CliError('ENOTSUP', `the BPF switch is not built for this machine (linux-${nodeArch()}): no smc-bpf in the package; build it with npm run build (needs clang, bpftool, libbpf-dev), or start programs with the launcher instead (smc-run PROGRAM)`);
+    throw new CliError('ENOTSUP', `the BPF switch is not built for this machine (linux-${process.arch}): no smc-bpf in the package; build it with npm run build (needs clang, bpftool, libbpf-dev), or start programs with the launcher instead (smc-run PROGRAM)`);
   }
   const argv = ns === undefined ? args : args.map((a) => (a === '@netns' ? '/proc/self/fd/3' : a));
   const stdio: ('ignore' | 'pipe' | number)[] = ['ignore', 'pipe', 'pipe'];

@@ -9,7 +9,7 @@
 // policy rather than ignore it (the launcher's --include/--exclude decide in the process instead).
 import * as fs from 'node:fs';
 import type { Argv } from 'yargs';
-import { disableAll, disableNamespace, enableNamespace, probeKernel, switchStatus } from '../bpf/switch';
+import { disableAll, disableNamespace, enableNamespace, probeKernel, switchImpossible, switchStatus } from '../bpf/switch';
 import { withNetns, type NetnsHandle } from '../netns';
 import { parseRules } from '../policy/rules';
 import { netnsMembers } from '../proc/netns-members';
@@ -85,12 +85,12 @@ function status(args: { json: boolean }): void {
     return { ...n, names: m.names, pids: m.pids.length, commands: m.commands, live: m.names.length + m.pids.length > 0 };
   });
   const policy = kernel.hsCtrl ? 'kernel has smc_hs_ctrl (not used by this version)' : 'none in the kernel (needs smc_hs_ctrl, Linux 6.19+)';
-  const possible = kernel.btf && kernel.hook;
+  const impossible = switchImpossible(kernel);
   if (args.json) {
-    printJson({ kernel, possible, loaded: st.loaded, namespaces: rows });
+    printJson({ kernel, possible: impossible === undefined, loaded: st.loaded, namespaces: rows });
     return;
   }
-  process.stdout.write(`kernel ${kernel.kernel}: BPF switch ${possible ? 'possible' : `not possible (${kernel.btf ? 'no update_socket_protocol hook, Linux 6.6+' : 'no BTF'})`}; destination policy: ${policy}\n`);
+  process.stdout.write(`kernel ${kernel.kernel}: BPF switch ${impossible === undefined ? 'possible' : `not possible (${impossible})`}; destination policy: ${policy}\n`);
   if (!st.loaded || rows.length === 0) {
     process.stdout.write('no namespace is switched\n');
     return;

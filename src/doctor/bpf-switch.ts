@@ -2,7 +2,7 @@
 // reaches every program of the namespace; where it is off or impossible, only programs started by the
 // launcher (the Node shim, the LD_PRELOAD library) are SMC.
 import * as fs from 'node:fs';
-import { loaderPath, probeKernel, switchStatus } from '../bpf/switch';
+import { loaderPath, probeKernel, switchImpossible, switchStatus } from '../bpf/switch';
 import type { NetnsHandle } from '../netns';
 import type { Check } from './checks';
 
@@ -16,8 +16,8 @@ export function bpfSwitchCheck(ns: NetnsHandle | undefined, ipprotoSmc: boolean)
   if (loaderPath() === undefined) return { id: ID, status: 'info', message: `the BPF switch is not built for this machine: ${LAUNCHER_ONLY}` };
   try {
     const k = probeKernel();
-    if (!k.btf || !k.hook || !ipprotoSmc) {
-      const why = !k.btf ? 'no BTF' : !k.hook ? 'no update_socket_protocol hook, Linux 6.6+' : 'no IPPROTO_SMC sockets: Linux 6.11+ with CONFIG_SMC';
+    const why = switchImpossible(k) ?? (ipprotoSmc ? undefined : 'no IPPROTO_SMC sockets: Linux 6.11+ with CONFIG_SMC');
+    if (why !== undefined) {
       return { id: ID, status: 'info', message: `the BPF switch is not possible on this kernel (${k.kernel}: ${why}): ${LAUNCHER_ONLY}` };
     }
     const inode = ns?.inode ?? fs.statSync('/proc/self/ns/net').ino;

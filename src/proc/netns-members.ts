@@ -2,6 +2,7 @@
 // whose /proc/PID/ns/net reads net:[INODE]. For `smc-run status`, so that an inode reads as a container
 // or a name; processes we may not inspect are skipped, as ss -p does.
 import * as fs from 'node:fs';
+import { commandOf } from './owners';
 
 export interface NetnsMembers {
   names: string[];
@@ -39,13 +40,8 @@ export function netnsMembers(inodes: ReadonlySet<number>, maxCommands = 3): Map<
     const members = m?.[1] === undefined ? undefined : out.get(Number(m[1]));
     if (members === undefined) continue;
     members.pids.push(Number(entry));
-    if (members.commands.length < maxCommands) {
-      try {
-        members.commands.push(fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim());
-      } catch {
-        /* exited meanwhile */
-      }
-    }
+    const command = members.commands.length < maxCommands ? commandOf(Number(entry)) : '?';
+    if (command !== '?') members.commands.push(command); // '?': exited meanwhile
   }
   return out;
 }

@@ -7,7 +7,8 @@ export interface Owner {
   command: string;
 }
 
-function commandOf(pid: number): string {
+/** A process's command (comm), '?' when it is gone or not ours to see. */
+export function commandOf(pid: number): string {
   try {
     return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
   } catch {
