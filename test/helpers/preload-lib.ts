@@ -111,6 +111,9 @@ export const debugLines = (stderr: string): string[] => stderr.split('\n').filte
  * Both ends of the connections to PORT as sock_diag sees them, polled until fn says done (that poll) or
  * 20 s (then the last poll that saw any, so that a failure shows what was there).
  */
+/** Listed and past the CLC handshake: 'none' is a connection whose mode the kernel has not decided yet. */
+export const settled = (xs: SmcSocketInfo[]): boolean => xs.length > 0 && xs.every((x) => x.mode !== 'none');
+
 export async function ends(port: number, done: (server: SmcSocketInfo[], client: SmcSocketInfo[]) => boolean): Promise<{ server: SmcSocketInfo[]; client: SmcSocketInfo[] }> {
   let last = { server: [] as SmcSocketInfo[], client: [] as SmcSocketInfo[] };
   for (let i = 0; i < 100; i++) {

@@ -4,7 +4,7 @@
 // back inside them: both ends listed by sock_diag with their reasons, the data intact, no error surfaced.
 import * as os from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { PATHS, sockprobeFixture, connectProbe, debugLines, echoOf, ends, probeOf, startServer } from '../../helpers/preload-lib';
+import { PATHS, sockprobeFixture, connectProbe, debugLines, echoOf, ends, probeOf, settled, startServer } from '../../helpers/preload-lib';
 import { EXPECT_MODE } from '../../helpers/run';
 
 if (EXPECT_MODE !== 'smcr' || !os.release().startsWith('6.1.')) throw new Error(`the 6.1 suite runs in the smcr-6.1 guest (kernel ${os.release()}, SMC_RUN_EXPECT=${EXPECT_MODE})`);
@@ -16,7 +16,7 @@ describe('LD_PRELOAD library on 6.1: the fallback path', () => {
     it(`C server and C client (${mode} connect; ${name}) under smc-run: AF_SMC sockets, both ends fall back with a reason, 256 KiB echoed intact`, async () => {
       const srv = await startServer(fx.probe, ['-d', ...rule], {});
       const client = connectProbe(fx.probe, ['-d', ...rule], {}, '127.0.0.1', srv.port, ['bytes=262144', 'hold=3000', ...(mode === 'nonblock' ? ['nonblock'] : [])]);
-      const seen = await ends(srv.port, (s, c) => s.length > 0 && c.length > 0);
+      const seen = await ends(srv.port, (s, c) => settled(s) && settled(c));
       const c = await client;
       await srv.done;
       const rows = (xs: typeof seen.server) => xs.map((s) => [s.mode, s.fallback?.name, s.fallback?.peerName]);

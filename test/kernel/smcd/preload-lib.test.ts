@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SmcSocketInfo } from '../../../src/stats/sockets';
-import { PATHS, sockprobeFixture, connectProbe, debugLines, echoOf, ends, probeOf, startServer } from '../../helpers/preload-lib';
+import { PATHS, sockprobeFixture, connectProbe, debugLines, echoOf, ends, probeOf, settled, startServer } from '../../helpers/preload-lib';
 import { BIN, run, smcRun } from '../../helpers/run';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -42,7 +42,7 @@ describe('LD_PRELOAD library on SMC-D', () => {
   it('--exclude keeps one destination on TCP for a C client (the SMC listener serves it as a fallback)', async () => {
     const srv = await startServer(fx.probe, [], {}, '127.0.0.1', 1);
     const client = connectProbe(fx.probe, ['--exclude', `127.0.0.1:${srv.port}`], {}, '127.0.0.1', srv.port, ['hold=3000']);
-    const seen = await ends(srv.port, (s) => s.length > 0);
+    const seen = await ends(srv.port, settled);
     const c = await client;
     await srv.done;
     console.log(`C --exclude: server ${JSON.stringify(seen.server.map((s) => [s.mode, s.fallback?.name]))}, client rows ${seen.client.length}`);
