@@ -8,6 +8,10 @@
 //   smcd     the same programs under `smc-run` (Node through the preload, redis-server through the
 //            launcher's LD_PRELOAD library)
 //   smcd-aa  smcd again: the A/A control, read in the same units as the SMC-D/TCP ratio
+//   smcd-1m  bulk only: `smc-run -t 1M -r 1M` (1 MiB socket buffers, so SMC-D makes 1 MiB buffers; with
+//            net.core.wmem_max/rmem_max raised to 1 MiB for the run, as smc-run's warning says)
+// One unrecorded pass of every workload comes first: the first connections of a boot also create the
+// SMC-D link group, and a first run read low (node:http over TCP 826 against 1,048-1,050 requests/s).
 // Server on vCPU 1, client on vCPU 0. Each client lists its server port's sockets through sock_diag
 // while its connections are open: a tcp run must show none (plain TCP sockets), an SMC-D run at least
 // one end each side, every one smcd without fallback; anything else is a problem and the run exits 3.
@@ -38,7 +42,9 @@ const WARM = SMOKE ? '0.1' : arg('warm', '0.5');
 const WORKLOADS = arg('only', 'http,fastify,redis,grpc,bulk').split(',');
 const SMOKE_DIR = path.join(ROOT, 'build', 'bench');
 const OUT = SMOKE ? path.join(SMOKE_DIR, 'workloads-smoke.json') : arg('out', path.join(ROOT, 'bench', 'results', 'workloads-smcd.json'));
-const MODES = SMOKE ? ['tcp'] : ['tcp', 'smcd', 'smcd-aa'];
+const MODES = SMOKE ? ['tcp'] : ['tcp', 'smcd', 'smcd-aa', 'smcd-1m'];
+const MODE_WORKLOADS = { 'smcd-1m': ['bulk'] };
+const MiB = 1 << 20;
 const hasTaskset = (() => { try { execFileSync('taskset', ['-c', '0', 'true']); return true; } catch { return false; } })();
 const pin = (cpu, argv) => (hasTaskset ? ['taskset', '-c', cpu, ...argv] : argv);
 const log = (...a) => console.error(`[workloads ${new Date().toISOString().slice(11, 19)}]`, ...a);
@@ -47,7 +53,7 @@ const TICK_US = 1e6 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'u
 const base = { ...process.env };
 delete base.NODE_OPTIONS;
 delete base.LD_PRELOAD;
-const wrap = (mode, argv) => (mode === 'tcp' ? argv : [BIN, ...argv]);
+const wrap = (mode, argv) => (mode === 'tcp' ? argv : mode === 'smcd-1m' ? [BIN, '-t', '1M', '-r', '1M', ...argv] : [BIN, ...argv]);
 
 /** user and system CPU of a process so far, in microseconds (/proc/PID/stat fields 14 and 15) */
 function cpuOf(pid) {
@@ -101,18 +107,20 @@ function endsProblems(mode, ends) {
   return bad.length ? [`not SMC-D: ${bad.join(', ')}`] : [];
 }
 
-async function round(r) {
+async function round(r, modes = rotated(MODES, r)) {
   const runs = [];
-  for (const mode of rotated(MODES, r)) {
+  for (const mode of modes) {
     const m = mode === 'smcd-aa' ? 'smcd' : mode;
-    const node = WORKLOADS.some((w) => w !== 'redis') ? await startServer(pin('1', wrap(m, [process.execPath, NODE_SIDE, 'server'])), base) : null;
-    const redis = WORKLOADS.includes('redis') ? await startRedis(m) : null;
+    const workloads = WORKLOADS.filter((w) => !MODE_WORKLOADS[mode] || MODE_WORKLOADS[mode].includes(w));
+    if (!workloads.length) continue;
+    const node = workloads.some((w) => w !== 'redis') ? await startServer(pin('1', wrap(m, [process.execPath, NODE_SIDE, 'server'])), base) : null;
+    const redis = workloads.includes('redis') ? await startRedis(m) : null;
     try {
-      for (const w of WORKLOADS) {
+      for (const w of workloads) {
         const port = w === 'redis' ? redis.port : node.info.ports[w];
         const pid = w === 'redis' ? redis.pid : node.info.pid;
         const out = await runClient(m, w, port, pid);
-        const problems = endsProblems(m, out.ends).map((p) => `round ${r + 1} ${mode} ${w}: ${p}`);
+        const problems = endsProblems(m === 'smcd-1m' ? 'smcd' : m, out.ends).map((p) => `round ${r + 1} ${mode} ${w}: ${p}`);
         for (const ph of out.phases) runs.push({ round: r + 1, mode, workload: w, ...ph, ends: out.ends });
         log(`round ${r + 1} ${mode} ${w}: ${out.phases.map((ph) => `${ph.name} ${ph.opsPerSec.toFixed(1)}/s`).join('; ')}; ends server ${out.ends.server.join(',') || '-'} client ${out.ends.client.join(',') || '-'}${problems.length ? `; PROBLEMS ${problems.join('; ')}` : ''}`);
         runs[runs.length - 1].problems = problems;
@@ -132,7 +140,7 @@ function summarise(runs) {
   const phases = [...new Map(runs.map((x) => [`${x.workload}|${x.name}`, { workload: x.workload, name: x.name }])).values()];
   return phases.map(({ workload, name }) => {
     const of = (mode) => runs.filter((x) => x.workload === workload && x.name === name && x.mode === mode);
-    const medians = Object.fromEntries(['tcp', 'smcd', 'smcd-aa'].map((mode) => [mode, Object.fromEntries(KEYS.map((k) => [k, median(of(mode).map((x) => x[k]).filter((v) => v !== null))]))]));
+    const medians = Object.fromEntries(['tcp', 'smcd', 'smcd-aa', 'smcd-1m'].map((mode) => [mode, Object.fromEntries(KEYS.map((k) => [k, median(of(mode).map((x) => x[k]).filter((v) => v !== null))]))]));
     const ratio = (a, b, key) => {
       const xs = [];
       for (let r = 1; r <= ROUNDS; r++) {
@@ -142,7 +150,8 @@ function summarise(runs) {
       }
       return xs.length ? { median: median(xs), min: Math.min(...xs), max: Math.max(...xs), perRound: xs } : null;
     };
-    return { workload, name, medians, smcdVsTcp: { opsPerSec: ratio('smcd', 'tcp', 'opsPerSec'), p50us: ratio('smcd', 'tcp', 'p50us'), p99us: ratio('smcd', 'tcp', 'p99us') }, aa: { opsPerSec: ratio('smcd-aa', 'smcd', 'opsPerSec'), p50us: ratio('smcd-aa', 'smcd', 'p50us') } };
+    return { workload, name, medians, smcdVsTcp: { opsPerSec: ratio('smcd', 'tcp', 'opsPerSec'), p50us: ratio('smcd', 'tcp', 'p50us'), p99us: ratio('smcd', 'tcp', 'p99us') }, aa: { opsPerSec: ratio('smcd-aa', 'smcd', 'opsPerSec'), p50us: ratio('smcd-aa', 'smcd', 'p50us') },
+      smcd1mVsTcp: { opsPerSec: ratio('smcd-1m', 'tcp', 'opsPerSec') } };
   });
 }
 
@@ -154,9 +163,22 @@ if (process.argv.includes('--report')) {
   return;
 }
 
+/** net.core.wmem_max/rmem_max at 1 MiB for fn (plain procfs: not smc-run's net.smc.*), put back after */
+async function withCoreBuffers(fn) {
+  if (SMOKE) return fn();
+  const file = (n) => `/proc/sys/net/core/${n}`;
+  const before = ['wmem_max', 'rmem_max'].map((n) => [n, fs.readFileSync(file(n), 'utf8').trim()]);
+  for (const [n] of before) fs.writeFileSync(file(n), String(MiB));
+  try { return await fn(); } finally { for (const [n, v] of before) fs.writeFileSync(file(n), v); }
+}
+
 (async () => {
   const runs = [];
-  for (let r = 0; r < ROUNDS; r++) runs.push(...(await round(r)));
+  if (!SMOKE) {
+    const warm = await round(0, [MODES[0]]);
+    log(`warm-up pass (${MODES[0]}, not recorded): ${warm.map((x) => `${x.workload} ${x.opsPerSec.toFixed(0)}/s`).join(', ')}`);
+  }
+  await withCoreBuffers(async () => { for (let r = 0; r < ROUNDS; r++) runs.push(...(await round(r))); });
   const redisVersion = (() => { try { return execFileSync('redis-server', ['--version'], { encoding: 'utf8' }).trim(); } catch { return null; } })();
   const result = {
     kernel: os.release(), clock: guestClock().id, node: process.version, rounds: ROUNDS, durSeconds: Number(DUR), warmSeconds: Number(WARM),
