@@ -16,6 +16,7 @@ import { noticeOnce } from './notice';
 import { markSmc, markTcpAtBind, smcMark, unmarkSmc, wasCreatedAsSmc, wasTcpAtBind } from './mark';
 import { swapBoundSocket } from './swap';
 import { armTcpRetry } from './tcp-retry';
+import { guardAccept } from './accept-guard';
 import type { IpFamily, SocketSpec } from './socket-spec';
 
 /** The parts of Node's internal TCP handle that the hook touches. */
@@ -253,6 +254,17 @@ export function installHook(addon: NativeAddon, config: ShimConfig, specs: HookS
               } catch {
                 // no retry for this connect; it proceeds as without the shim
               }
+            }
+          }
+          if (op === 'listen' && wasCreatedAsSmc(this)) {
+            const stats = current.stats;
+            try {
+              guardAccept(this as TcpHandle & { onconnection?: unknown }, (status) => {
+                stats.acceptErrors++;
+                if (isDebug()) log.debug(`accept: a connection's SMC handshake failed after it was queued (${status}); the server does not see it`);
+              });
+            } catch {
+              // unguarded: accept errors reach the server as without the shim
             }
           }
         }

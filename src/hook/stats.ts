@@ -11,8 +11,10 @@ export interface HookStats {
   byOp: Record<string, number>;
   /** client connects whose SMC handshake failed and that were retried over plain TCP */
   tcpRetries: number;
+  /** connections an SMC listener's accept() failed for (their handshake failed after being queued): not passed to the server */
+  acceptErrors: number;
 }
 
 export function newStats(): HookStats {
-  return { smc: 0, excluded: 0, unavailable: 0, errors: 0, byOp: {}, tcpRetries: 0 };
+  return { smc: 0, excluded: 0, unavailable: 0, errors: 0, byOp: {}, tcpRetries: 0, acceptErrors: 0 };
 }
