@@ -15,7 +15,8 @@ const ONE_CONNECTION = new Set(
 );
 const GUARDED = Symbol.for('smc-run.accept-guard');
 
-type OnConnection = ((this: unknown, status: unknown, ...rest: unknown[]) => unknown) & { [GUARDED]?: true };
+/** Node's callback: (status, client handle), called by its TCP wrap for every accepted connection */
+type OnConnection = ((this: unknown, status: unknown, client: unknown) => unknown) & { [GUARDED]?: true };
 
 /**
  * Wraps the handle's onconnection (net.Server sets it before it calls listen) so that an accept error of
@@ -25,12 +26,13 @@ type OnConnection = ((this: unknown, status: unknown, ...rest: unknown[]) => unk
 export function guardAccept(handle: { onconnection?: unknown }, dropped: (status: number) => void): void {
   const original = handle.onconnection as OnConnection | undefined;
   if (typeof original !== 'function' || original[GUARDED]) return;
-  const guarded: OnConnection = function smcRunAcceptGuard(this: unknown, status: unknown, ...rest: unknown[]): unknown {
-    if (typeof status === 'number' && ONE_CONNECTION.has(status)) {
+  // runs for every accepted connection: no rest parameters (an array per call), one Set lookup on errors only
+  const guarded: OnConnection = function smcRunAcceptGuard(this: unknown, status: unknown, client: unknown): unknown {
+    if (status !== 0 && typeof status === 'number' && ONE_CONNECTION.has(status)) {
       dropped(status);
       return undefined;
     }
-    return original.call(this, status, ...rest);
+    return original.call(this, status, client);
   };
   guarded[GUARDED] = true;
   handle.onconnection = guarded;

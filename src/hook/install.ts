@@ -213,6 +213,18 @@ function redecideAtConnect(state: HookState, addon: NativeAddon, handle: TcpHand
   }
   return 0;
 }
+/** A listener on an SMC socket: one connection's failed handshake never reaches the server (accept-guard.ts). */
+function guardSmcListener(state: HookState, handle: TcpHandle): void {
+  const { stats } = state;
+  try {
+    guardAccept(handle as TcpHandle & { onconnection?: unknown }, (status) => {
+      stats.acceptErrors++;
+      if (isDebug()) log.debug(`accept: a connection's SMC handshake failed after it was queued (${status}); the server does not see it`);
+    });
+  } catch {
+    // unguarded: accept errors reach the server as without the shim
+  }
+}
 
 /**
  * Installs the hook in this thread (once; later calls return the existing state). `prototype` is the TCP
@@ -256,17 +268,7 @@ export function installHook(addon: NativeAddon, config: ShimConfig, specs: HookS
               }
             }
           }
-          if (op === 'listen' && wasCreatedAsSmc(this)) {
-            const stats = current.stats;
-            try {
-              guardAccept(this as TcpHandle & { onconnection?: unknown }, (status) => {
-                stats.acceptErrors++;
-                if (isDebug()) log.debug(`accept: a connection's SMC handshake failed after it was queued (${status}); the server does not see it`);
-              });
-            } catch {
-              // unguarded: accept errors reach the server as without the shim
-            }
-          }
+          if (op === 'listen' && wasCreatedAsSmc(this)) guardSmcListener(current, this);
         }
         return (originals[op] as HandleMethod).apply(this, args);
       };
