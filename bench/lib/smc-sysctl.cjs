@@ -6,7 +6,9 @@
 //   smcSysctl(args)            -> the parsed --json output of `smc-run sysctl ARGS --json`
 //   setSmcSysctls({ name: v }) -> { name: previous value }   (names as the command takes them)
 //   withSmcSysctls({ name: v }, fn) -> fn's result; the previous values are put back afterwards
+//   withCoreSysctls({ wmem_max: v }, fn) -> the same for net.core.* (plain procfs: not smc-run's net.smc.*)
 const { spawn } = require('node:child_process');
+const fs = require('node:fs');
 const path = require('node:path');
 
 const BIN = path.join(__dirname, '..', '..', 'bin', 'smc-run');
@@ -46,4 +48,15 @@ async function withSmcSysctls(values, fn) {
   }
 }
 
-module.exports = { smcSysctl, setSmcSysctls, withSmcSysctls };
+async function withCoreSysctls(values, fn) {
+  const file = (n) => `/proc/sys/net/core/${n}`;
+  const before = Object.keys(values).map((n) => [n, fs.readFileSync(file(n), 'utf8').trim()]);
+  for (const n of Object.keys(values)) fs.writeFileSync(file(n), String(values[n]));
+  try {
+    return await fn();
+  } finally {
+    for (const [n, v] of before) fs.writeFileSync(file(n), v);
+  }
+}
+
+module.exports = { smcSysctl, setSmcSysctls, withSmcSysctls, withCoreSysctls };

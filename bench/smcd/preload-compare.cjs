@@ -9,7 +9,7 @@
 // handshake error delta per run. Prints one JSON object.
 //   node bench/smcd/preload-compare.cjs [--rounds N] [--dur S] [--warm S] [--burst N] [--burst-rounds N] [--out FILE]
 //   node bench/smcd/preload-compare.cjs --report   (host: rewrites its bench/REPORT.md section from the JSON)
-const { spawn, execFileSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { startServer, runClient } = require('../lib/child-json.cjs');
@@ -28,8 +28,7 @@ const BURST = Number(arg('burst', '1000'));
 const BURST_ROUNDS = Number(arg('burst-rounds', '3'));
 const BURST_JS = path.join(ROOT, 'test', 'scenarios', 'burst.cjs');
 const OUT = arg('out', path.join(ROOT, 'bench', 'results', 'preload-compare.json'));
-const hasTaskset = (() => { try { execFileSync('taskset', ['-c', '0', 'true']); return true; } catch { return false; } })();
-const pin = (cpu, argv) => (hasTaskset ? ['taskset', '-c', cpu, ...argv] : argv);
+const { pin } = require('../lib/pin.cjs');
 const log = (...a) => console.error(`[preload-compare ${new Date().toISOString().slice(11, 19)}]`, ...a);
 
 const base = { ...process.env };

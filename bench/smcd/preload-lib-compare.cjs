@@ -10,7 +10,6 @@
 // on the client and on the server, with no fallback and no handshake error.
 //   node bench/smcd/preload-lib-compare.cjs [--rounds N] [--dur S] [--warm S] [--out FILE]
 //   node bench/smcd/preload-lib-compare.cjs --report   (host: rewrites its bench/REPORT.md section)
-const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { startServer, runClient } = require('../lib/child-json.cjs');
@@ -26,8 +25,7 @@ const ROUNDS = Number(arg('rounds', '5'));
 const DUR = arg('dur', '4');
 const WARM = arg('warm', '1');
 const OUT = arg('out', path.join(ROOT, 'bench', 'results', 'preload-lib-compare.json'));
-const hasTaskset = (() => { try { execFileSync('taskset', ['-c', '0', 'true']); return true; } catch { return false; } })();
-const pin = (cpu, argv) => (hasTaskset ? ['taskset', '-c', cpu, ...argv] : argv);
+const { pin } = require('../lib/pin.cjs');
 const log = (...a) => console.error(`[preload-lib-compare ${new Date().toISOString().slice(11, 19)}]`, ...a);
 
 const base = { ...process.env };

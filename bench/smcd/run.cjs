@@ -20,7 +20,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const readline = require('node:readline');
-const { withSmcSysctls } = require('../lib/smc-sysctl.cjs');
+const { withCoreSysctls, withSmcSysctls } = require('../lib/smc-sysctl.cjs');
 
 const ROOT = path.join(__dirname, '..', '..');
 const BIN = path.join(ROOT, 'bin', 'smc-run');
@@ -48,7 +48,7 @@ const T = smoke ? { warm: 0.05, dur: 0.15, httpWarm: 0.2, httpDur: 0.3, prewarm:
   : quick ? { warm: 0.3, dur: 0.7, httpWarm: 1, httpDur: 1.5, prewarm: 1 }
   : { warm: 0.5, dur: 1.5, httpWarm: 2.5, httpDur: 3, prewarm: 2 };
 const CPU = { client: '0', server: os.cpus().length > 1 ? '1' : '0' };
-const hasTaskset = (() => { try { execFileSync('taskset', ['-c', '0', 'true']); return true; } catch { return false; } })();
+const { hasTaskset, pin } = require('../lib/pin.cjs');
 
 // In smoke mode the launcher's sockets are plain inet ones, so every point must be tcp.
 const testMode = smoke || host || process.env.SMC_RUN_SOCKET_FAMILY === 'inet';
@@ -62,7 +62,6 @@ const CONFIG = {
 };
 
 const log = (...a) => console.error(`[smcd-bench ${new Date().toISOString().slice(11, 19)}]`, ...a);
-const pin = (cpu, argv) => (hasTaskset ? ['taskset', '-c', cpu, ...argv] : argv);
 
 function baseEnv(cfg) {
   const env = { ...process.env };
@@ -157,17 +156,7 @@ function checkProblems(cfg, checks) {
 }
 
 async function withSysctl(cfg, fn) {
-  if (cfg.core && !testMode) {
-    // net.core.* is not smc-run's (its sysctl command is for net.smc.*): plain procfs
-    const file = (n) => `/proc/sys/net/core/${n}`;
-    const before = Object.keys(cfg.core).map((n) => [n, fs.readFileSync(file(n), 'utf8').trim()]);
-    for (const n of Object.keys(cfg.core)) fs.writeFileSync(file(n), String(cfg.core[n]));
-    try {
-      return await withSysctl({ ...cfg, core: undefined }, fn);
-    } finally {
-      for (const [n, v] of before) fs.writeFileSync(file(n), v);
-    }
-  }
+  if (cfg.core && !testMode) return withCoreSysctls(cfg.core, () => withSysctl({ ...cfg, core: undefined }, fn));
   if (!cfg.sysctl || testMode) return fn();
   return withSmcSysctls(cfg.sysctl, fn);
 }

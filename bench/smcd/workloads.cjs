@@ -45,8 +45,8 @@ const OUT = SMOKE ? path.join(SMOKE_DIR, 'workloads-smoke.json') : arg('out', pa
 const MODES = SMOKE ? ['tcp'] : ['tcp', 'smcd', 'smcd-aa', 'smcd-1m'];
 const MODE_WORKLOADS = { 'smcd-1m': ['bulk'] };
 const MiB = 1 << 20;
-const hasTaskset = (() => { try { execFileSync('taskset', ['-c', '0', 'true']); return true; } catch { return false; } })();
-const pin = (cpu, argv) => (hasTaskset ? ['taskset', '-c', cpu, ...argv] : argv);
+const { pin } = require('../lib/pin.cjs');
+const { withCoreSysctls } = require('../lib/smc-sysctl.cjs');
 const log = (...a) => console.error(`[workloads ${new Date().toISOString().slice(11, 19)}]`, ...a);
 const TICK_US = 1e6 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 
@@ -78,7 +78,7 @@ async function startRedis(mode) {
 }
 
 /** Runs the client; samples the server's CPU at its window marks; resolves its result with the server's CPU per phase. */
-function runClient(mode, workload, port, serverPid) {
+function runWindowedClient(mode, workload, port, serverPid) {
   return new Promise((resolve, reject) => {
     const argv = pin('0', wrap(mode, [process.execPath, NODE_SIDE, 'client', '--workload', workload, '--port', String(port), '--dur', DUR, '--warm', WARM]));
     const p = spawn(argv[0], argv.slice(1), { env: base, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -119,7 +119,7 @@ async function round(r, modes = rotated(MODES, r)) {
       for (const w of workloads) {
         const port = w === 'redis' ? redis.port : node.info.ports[w];
         const pid = w === 'redis' ? redis.pid : node.info.pid;
-        const out = await runClient(m, w, port, pid);
+        const out = await runWindowedClient(m, w, port, pid);
         const problems = endsProblems(m === 'smcd-1m' ? 'smcd' : m, out.ends).map((p) => `round ${r + 1} ${mode} ${w}: ${p}`);
         for (const ph of out.phases) runs.push({ round: r + 1, mode, workload: w, ...ph, ends: out.ends });
         log(`round ${r + 1} ${mode} ${w}: ${out.phases.map((ph) => `${ph.name} ${ph.opsPerSec.toFixed(1)}/s`).join('; ')}; ends server ${out.ends.server.join(',') || '-'} client ${out.ends.client.join(',') || '-'}${problems.length ? `; PROBLEMS ${problems.join('; ')}` : ''}`);
@@ -163,22 +163,15 @@ if (process.argv.includes('--report')) {
   return;
 }
 
-/** net.core.wmem_max/rmem_max at 1 MiB for fn (plain procfs: not smc-run's net.smc.*), put back after */
-async function withCoreBuffers(fn) {
-  if (SMOKE) return fn();
-  const file = (n) => `/proc/sys/net/core/${n}`;
-  const before = ['wmem_max', 'rmem_max'].map((n) => [n, fs.readFileSync(file(n), 'utf8').trim()]);
-  for (const [n] of before) fs.writeFileSync(file(n), String(MiB));
-  try { return await fn(); } finally { for (const [n, v] of before) fs.writeFileSync(file(n), v); }
-}
-
 (async () => {
   const runs = [];
   if (!SMOKE) {
     const warm = await round(0, [MODES[0]]);
     log(`warm-up pass (${MODES[0]}, not recorded): ${warm.map((x) => `${x.workload} ${x.opsPerSec.toFixed(0)}/s`).join(', ')}`);
   }
-  await withCoreBuffers(async () => { for (let r = 0; r < ROUNDS; r++) runs.push(...(await round(r))); });
+  // net.core.wmem_max/rmem_max at 1 MiB for the smcd-1m mode's -t/-r (the smoke changes nothing on the host)
+  const rounds = async () => { for (let r = 0; r < ROUNDS; r++) runs.push(...(await round(r))); };
+  await (SMOKE ? rounds() : withCoreSysctls({ wmem_max: MiB, rmem_max: MiB }, rounds));
   const redisVersion = (() => { try { return execFileSync('redis-server', ['--version'], { encoding: 'utf8' }).trim(); } catch { return null; } })();
   const result = {
     kernel: os.release(), clock: guestClock().id, node: process.version, rounds: ROUNDS, durSeconds: Number(DUR), warmSeconds: Number(WARM),
