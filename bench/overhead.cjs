@@ -72,17 +72,21 @@ const ROUNDS = smoke ? 1 : Number(process.env.BENCH_INSTR_ROUNDS || 3);
 function instructionMeasures() {
   if (!instr.haveValgrind()) return { skipped: 'valgrind is not installed (Debian package valgrind)' };
   const NET = "require('node:net')";
+  // --predictable: V8 without its helper threads (concurrent compilation and GC), whose share of the
+  // work varies from run to run; with it, repeated counts of one 16 MiB bulk run agreed to 0.003%,
+  // without it to 0.3%, more than the differences measured here. Both sides run with it.
+  const nodeP = [node, '--predictable'];
   const start = (env, argv, children) => () => instr.count(env, argv, { children });
-  const workload = (script) => (n) => [node, path.join(__dirname, 'workloads', script), String(n)];
+  const workload = (script) => (n) => [...nodeP, path.join(__dirname, 'workloads', script), String(n)];
   const out = {
     startup: {
-      shim: instr.pairedCounts(ROUNDS, start(plain, [node, '-e', '0']), start(hooked, [node, '-e', '0'])),
+      shim: instr.pairedCounts(ROUNDS, start(plain, [...nodeP, '-e', '0']), start(hooked, [...nodeP, '-e', '0'])),
     },
   };
   if (smoke) return out;
-  out.startup.shimNet = instr.pairedCounts(ROUNDS, start(plain, [node, '-e', NET]), start(hooked, [node, '-e', NET]));
+  out.startup.shimNet = instr.pairedCounts(ROUNDS, start(plain, [...nodeP, '-e', NET]), start(hooked, [...nodeP, '-e', NET]));
   // the launcher's sh and the node it execs both count; plain node is traced the same way
-  out.startup.launcher = instr.pairedCounts(ROUNDS, start(plain, [node, '-e', '0'], true), start(viaLauncher, [BIN, node, '-e', '0'], true));
+  out.startup.launcher = instr.pairedCounts(ROUNDS, start(plain, [...nodeP, '-e', '0'], true), start(viaLauncher, [BIN, ...nodeP, '-e', '0'], true));
   out.conn = instr.pairedCounts(ROUNDS, () => instr.perUnit(plain, workload('conn.cjs'), 200, 1200), () => instr.perUnit(hooked, workload('conn.cjs'), 200, 1200));
   const MiB = (n) => n << 20;
   out.bulk = instr.pairedCounts(ROUNDS, () => instr.perUnit(plain, (m) => workload('bulk.cjs')(MiB(m)), 16, 80), () => instr.perUnit(hooked, (m) => workload('bulk.cjs')(MiB(m)), 16, 80));
@@ -160,7 +164,7 @@ function instructionTable(i) {
   };
   const rounds = i.startup.shim.rounds;
   return [
-    `| user-space instructions (callgrind; median of ${rounds} round${rounds > 1 ? 's' : ''}, min-max) | plain node | with smc-run | ratio | A/A control | target |`,
+    `| user-space instructions (callgrind, node --predictable; median of ${rounds} round${rounds > 1 ? 's' : ''}, min-max) | plain node | with smc-run | ratio | A/A control | target |`,
     '|---|---|---|---|---|---|',
     row('start-up, `node -e 0` with the preload (cost)', i.startup.shim, 'per start', 1.03, false),
     row('start-up of a program that loads `node:net`, with the preload (cost)', i.startup.shimNet, 'per start', 1.03, false),

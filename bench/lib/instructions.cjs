@@ -4,6 +4,9 @@
 // one at a time and counts every instruction they retire, the dynamic loader and V8's JIT included; the
 // kernel's work (syscalls) is not counted, so a syscall the shim adds shows only as its user-space wrapper.
 const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
 
 /** Whether valgrind can run here; the benchmark installs nothing itself (Debian package `valgrind`). */
 function haveValgrind() {
@@ -12,16 +15,24 @@ function haveValgrind() {
 
 /**
  * Instructions that `argv` executes, summed over the process and (with children) every process it
- * execs or forks: the launcher is a sh script that execs node, and both count.
+ * execs or forks: the launcher is a sh script that execs node, and both count. callgrind reports at exit
+ * only what the last program image ran (an exec starts its counts afresh), so it dumps before every
+ * execve too, and the total is the sum of every dump's summary.
  */
 function count(env, argv, { children = false } = {}) {
-  const args = ['--tool=callgrind', '--callgrind-out-file=/dev/null', `--trace-children=${children ? 'yes' : 'no'}`, ...argv];
-  const r = spawnSync('valgrind', args, { env, encoding: 'utf8', maxBuffer: 64 << 20 });
-  const totals = [...(r.stderr || '').matchAll(/Collected : (\d+)/g)].map((m) => Number(m[1]));
-  if (r.status !== 0 || totals.length === 0) {
-    throw new Error(`callgrind run of ${argv.join(' ')} failed (status ${r.status}): ${(r.stderr || '').split('\n').slice(-4).join(' ')}`);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smc-run-callgrind-'));
+  try {
+    const args = ['--tool=callgrind', '--dump-before=execve', `--callgrind-out-file=${dir}/cg.%p`, `--trace-children=${children ? 'yes' : 'no'}`, ...argv];
+    const r = spawnSync('valgrind', args, { env, encoding: 'utf8', maxBuffer: 64 << 20 });
+    const dumps = fs.readdirSync(dir).map((f) => fs.readFileSync(path.join(dir, f), 'utf8'));
+    const totals = dumps.flatMap((d) => [...d.matchAll(/^summary: (\d+)$/gm)].map((m) => Number(m[1])));
+    if (r.status !== 0 || totals.length === 0) {
+      throw new Error(`callgrind run of ${argv.join(' ')} failed (status ${r.status}): ${(r.stderr || '').split('\n').slice(-4).join(' ')}`);
+    }
+    return totals.reduce((a, b) => a + b, 0);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
-  return totals.reduce((a, b) => a + b, 0);
 }
 
 const median = (xs) => {
