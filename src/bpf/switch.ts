@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { CliError } from '../cli/errors';
 import type { NetnsHandle } from '../netns';
 import { PACKAGE_ROOT } from '../package-root';
+import { decodePolicy, type KernelPolicy } from './policy';
 
 /** What this kernel allows (smc-bpf probe). */
 export interface BpfKernelFacts {
@@ -28,9 +29,14 @@ export interface SwitchedNamespace {
   inode: number;
   /** TCP sockets the switch turned into SMC sockets there so far */
   switched: number;
+  /** its destination policy (src/bpf/policy.ts), when one is set */
+  policy?: KernelPolicy;
 }
 
-export interface EnableResult { cookie: string; inode: number; already: boolean }
+export interface EnableResult { cookie: string; inode: number; already: boolean; policy: boolean }
+
+/** The name the destination policy registers under; net.smc.hs_ctrl of a namespace with a policy. */
+export const HS_CTRL_NAME = 'smc_run';
 export interface DisableResult { cookie: string; inode: number; was: boolean; switched: number; left: number }
 
 /**
@@ -95,7 +101,12 @@ function run<T>(args: string[], ns?: NetnsHandle): T {
 }
 
 export const probeKernel = (): BpfKernelFacts => run<BpfKernelFacts>(['probe']);
-export const enableNamespace = (ns: NetnsHandle): EnableResult => run<EnableResult>(['enable', '@netns'], ns);
+/** Switches the namespace; with a policy (encodePolicy) its connections are decided by it, without one a policy set before is cleared. */
+export const enableNamespace = (ns: NetnsHandle, policy?: Buffer): EnableResult =>
+  run<EnableResult>(policy ? ['enable', '@netns', policy.toString('hex')] : ['enable', '@netns'], ns);
 export const disableNamespace = (ns: NetnsHandle): DisableResult => run<DisableResult>(['disable', '@netns'], ns);
 export const disableAll = (): { removed: number } => run<{ removed: number }>(['disable-all']);
-export const switchStatus = (): { loaded: boolean; namespaces: SwitchedNamespace[] } => run(['status']);
+export function switchStatus(): { loaded: boolean; policyLoaded: boolean; namespaces: SwitchedNamespace[] } {
+  const st = run<{ loaded: boolean; policyLoaded: boolean; namespaces: (Omit<SwitchedNamespace, 'policy'> & { policy?: string })[] }>(['status']);
+  return { ...st, namespaces: st.namespaces.map(({ policy, ...n }) => (policy === undefined ? n : { ...n, policy: decodePolicy(Buffer.from(policy, 'hex')) })) };
+}
