@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CliError } from '../cli/errors';
+import { CliError, EXIT_FAILURE, EXIT_USAGE } from '../cli/errors';
 import type { NetnsHandle } from '../netns';
 import { PACKAGE_ROOT } from '../package-root';
 import { decodePolicy, type KernelPolicy } from './policy';
@@ -96,7 +96,9 @@ function run<T>(args: string[], ns?: NetnsHandle): T {
   if (r.status === 0) return JSON.parse(r.stdout) as T;
   const line = (r.stderr ?? '').trim().split('\n').pop() ?? '';
   const m = /^([A-Z0-9]+) (.*)$/.exec(line);
-  if (m?.[1] !== undefined && m[2] !== undefined) throw new CliError(m[1], m[2]);
+  // the loader is handed only values this layer checked, so whatever it reports (EINVAL from a kernel
+  // refusing a program, too) is the system's answer: exit 1; only its own usage line is a usage error
+  if (m?.[1] !== undefined && m[2] !== undefined) throw new CliError(m[1], m[2], m[1] === 'EUSAGE' ? EXIT_USAGE : EXIT_FAILURE);
   throw new CliError('EINTERNAL', `${loader} ${args[0]} failed (status ${r.status ?? r.signal}): ${line || 'no message'}`);
 }
 
