@@ -87,8 +87,11 @@ if (role === 'tls-server') {
   });
   const listen = () => server.listen(Number(portArg || 0), host, () => out({ listening: server.address().port }));
   // late-server: a program already running when its namespace is switched, making its socket afterwards
-  if (role === 'late-server') process.once('SIGUSR2', listen);
-  else listen();
+  if (role === 'late-server') {
+    // a signal listener does not keep Node's event loop alive: a timer does, until the signal
+    const wait = setInterval(() => {}, 1 << 30);
+    process.once('SIGUSR2', () => { clearInterval(wait); listen(); });
+  } else listen();
   process.on('SIGTERM', () => process.exit(0));
 } else if (role === 'client') {
   const n = Number(bytesArg || 65536);

@@ -54,7 +54,7 @@ describe.runIf(EXPECT_MODE === 'smcd')('a running crun container enabled by --ta
     expect(env).not.toMatch(/SMC_RUN|LD_PRELOAD|NODE_OPTIONS/);
 
     const r = await smcRun(['enable', '--target', String(ctrPid), '--json']);
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.code, `${r.stderr}${r.stdout}`).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ enabled: true, namespace: { inode: fs.statSync(net.path).ino } });
     process.kill(ctrPid, 'SIGUSR2');
     server = await started;
