@@ -5,13 +5,17 @@
 // prints one JSON object on stdout, or one line "CODE message" on stderr and exits 1.
 //
 //   smc-bpf probe             what this kernel allows: {"btf":..,"hook":..,"hsCtrl":..,"loaded":..}
-//   smc-bpf enable NETNS      switch the namespace at NETNS (a path; the CLI passes /proc/self/fd/3)
+//   smc-bpf enable NETNS [POLICY]  switch the namespace at NETNS (a path; the CLI passes /proc/self/fd/3);
+//                             POLICY (hex, src/bpf/policy.ts) also sets its destination policy (6.19+),
+//                             none clears one set before
 //   smc-bpf disable NETNS     stop switching it; the last one out unpins the program
 //   smc-bpf disable-all       unpin everything
-//   smc-bpf status            the namespaces switched: cookie, inode, sockets switched so far
+//   smc-bpf status            the namespaces switched: cookie, inode, sockets switched so far, policy
 //
 // State lives in bpffs under /sys/fs/bpf/smc-run (the link keeps the program attached after this process
-// exits); a lock on that directory serialises concurrent commands.
+// exits); a lock on that directory serialises concurrent commands. The destination policy is a BPF
+// handshake controller (native/smc-policy.bpf.c, struct_ops smc_hs_ctrl) registered as "smc_run" and
+// chosen per namespace through net.smc.hs_ctrl; the kernel keeps it registered until it is deleted.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -31,6 +36,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "smc-switch.skel.h"
+#include "smc-policy.skel.h"
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
@@ -42,12 +48,23 @@ static const char *BPFFS = "/sys/fs/bpf";
 static const char *DIR_PIN = "/sys/fs/bpf/smc-run";
 static const char *MAP_PIN = "/sys/fs/bpf/smc-run/netns";
 static const char *LINK_PIN = "/sys/fs/bpf/smc-run/link";
+static const char *POLICY_PIN = "/sys/fs/bpf/smc-run/policy";
+static const char *HS_PIN = "/sys/fs/bpf/smc-run/hs_ctrl";
+static const char *HS_NAME = "smc_run"; // native/smc-policy.bpf.c's smc_run_hs.name
+static const char *HS_SYSCTL = "/proc/sys/net/smc/hs_ctrl";
 
 struct ns_value { // native/smc-switch.bpf.c's struct smc_switch_ns
 	unsigned long long switched;
 	unsigned int inode;
 	unsigned int reserved;
 };
+
+struct policy_value { // native/smc-policy.bpf.c's struct smc_policy (its rules stay opaque here)
+	unsigned int n_include, n_exclude;
+	unsigned long long proposed, held;
+	unsigned char rules[16 * 24];
+};
+_Static_assert(sizeof(struct policy_value) == 408, "src/bpf/policy.ts: POLICY_SIZE");
 
 static char libbpf_last[512]; // libbpf's last warning, for the one error line
 
@@ -66,10 +83,15 @@ static int on_libbpf_print(enum libbpf_print_level level, const char *fmt, va_li
 }
 
 static int made_dir; // this command created /sys/fs/bpf/smc-run: a failure removes it again (when empty)
+static void (*undo)(void); // what a failure must take back first (a policy set before the switch failed)
 
 __attribute__((noreturn, format(printf, 2, 3))) static void die(const char *code, const char *fmt, ...)
 {
 	va_list ap;
+	void (*u)(void) = undo;
+	undo = NULL;
+	if (u)
+		u();
 	if (made_dir)
 		rmdir(DIR_PIN);
 	fprintf(stderr, "%s ", code);
@@ -89,6 +111,7 @@ static const char *errno_code(int e)
 	case EINVAL: return "EINVAL";
 	case ENOTSUP: return "ENOTSUP";
 	case EBUSY: return "EBUSY";
+	case EEXIST: return "EEXIST";
 	case E2BIG: return "E2BIG";
 	case ENOMEM: return "ENOMEM";
 	default: return "EIO";
@@ -172,24 +195,54 @@ struct netns_id {
 	unsigned int inode;
 };
 
+/** Enters the network namespace at path: the fd to come back with (ns_leave), or -1 with errno set. */
+static int ns_try_enter(const char *path)
+{
+	int target = open(path, O_RDONLY | O_CLOEXEC);
+	if (target < 0)
+		return -1;
+	int home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (home < 0 || setns(target, CLONE_NEWNET) != 0) {
+		int e = errno;
+		if (home >= 0)
+			close(home);
+		close(target);
+		errno = e;
+		return -1;
+	}
+	close(target);
+	return home;
+}
+
+/** ns_try_enter, or one line and exit 1. */
+static int ns_enter(const char *path)
+{
+	int home = ns_try_enter(path);
+	if (home >= 0)
+		return home;
+	if (errno == EPERM)
+		die("EPERM", "entering the network namespace needs CAP_SYS_ADMIN (run as root, e.g. with sudo)");
+	if (errno == EINVAL)
+		die("EINVAL", "%s is not a network namespace", path);
+	die(errno_code(errno), "cannot enter the network namespace %s: %s", path, strerror(errno));
+}
+
+static void ns_leave(int home)
+{
+	if (setns(home, CLONE_NEWNET) != 0)
+		die(errno_code(errno), "cannot return to this process's network namespace: %s", strerror(errno));
+	close(home);
+}
+
 /** Enters the namespace at path just long enough to read its cookie and check that it has IPPROTO_SMC. */
 static struct netns_id netns_identify(const char *path, int check_smc)
 {
 	struct netns_id id = {0};
-	int target = open(path, O_RDONLY | O_CLOEXEC);
-	if (target < 0)
-		die(errno_code(errno), "cannot open the network namespace %s: %s", path, strerror(errno));
 	struct stat st;
-	fstat(target, &st);
+	if (stat(path, &st) != 0)
+		die(errno_code(errno), "cannot open the network namespace %s: %s", path, strerror(errno));
 	id.inode = (unsigned int)st.st_ino;
-	int home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (home < 0)
-		die(errno_code(errno), "cannot open this process's network namespace: %s", strerror(errno));
-	if (setns(target, CLONE_NEWNET) != 0) {
-		if (errno == EPERM)
-			die("EPERM", "entering the network namespace needs CAP_SYS_ADMIN (run as root, e.g. with sudo)");
-		die(errno_code(errno), "%s is not a network namespace (%s)", path, strerror(errno));
-	}
+	int home = ns_enter(path);
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	socklen_t len = sizeof id.cookie;
 	if (s < 0 || getsockopt(s, SOL_SOCKET, SO_NETNS_COOKIE, &id.cookie, &len) != 0)
@@ -214,11 +267,133 @@ static struct netns_id netns_identify(const char *path, int check_smc)
 			close(smc);
 		}
 	}
-	if (setns(home, CLONE_NEWNET) != 0)
-		die(errno_code(errno), "cannot return to this process's network namespace: %s", strerror(errno));
-	close(home);
-	close(target);
+	ns_leave(home);
 	return id;
+}
+
+/** net.smc.hs_ctrl of the current namespace into cur ("" when the kernel has none), writing set there first. */
+static int hs_ctrl_here(const char *set, char cur[16])
+{
+	int err = 0;
+	cur[0] = 0;
+	// /proc/sys/net shows the namespace of the process that opens it: this one, now
+	if (set) {
+		int fd = open(HS_SYSCTL, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, set, strlen(set) + 1) < 0)
+			err = errno;
+		if (fd >= 0)
+			close(fd);
+	}
+	int fd = open(HS_SYSCTL, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, cur, 15);
+		cur[n > 0 ? n : 0] = 0;
+		cur[strcspn(cur, "\n")] = 0;
+		close(fd);
+	}
+	return err;
+}
+
+/** hs_ctrl_here in the namespace at path. Returns 0 or the errno of the write. */
+static int ns_hs_ctrl(const char *path, const char *set, char cur[16])
+{
+	int home = ns_enter(path);
+	int err = hs_ctrl_here(set, cur);
+	ns_leave(home);
+	return err;
+}
+
+/**
+ * The pinned policy map (fd), registering the handshake controller first when it is not: the kernel keeps
+ * a struct_ops registered until its element is deleted, the pin is how a later command finds it.
+ */
+static int policy_map(void)
+{
+	int fd = bpf_obj_get(POLICY_PIN);
+	if (fd >= 0 && access(HS_PIN, F_OK) == 0)
+		return fd;
+	struct smc_hs *skel = smc_hs__open();
+	if (!skel)
+		die_bpf("opening the destination policy", errno);
+	int err;
+	if (fd >= 0 && (err = bpf_map__reuse_fd(skel->maps.smc_policy_netns, fd)) != 0)
+		die_bpf("reusing the pinned policy map", -err);
+	if ((err = smc_hs__load(skel)) != 0)
+		die_bpf("loading the destination policy (struct_ops smc_hs_ctrl) into the kernel", -err);
+	int pinned = 0;
+	if (fd < 0) {
+		if ((err = bpf_map__pin(skel->maps.smc_policy_netns, POLICY_PIN)) != 0)
+			die_bpf("pinning the policy map", -err);
+		pinned = 1;
+	}
+	struct bpf_link *link = bpf_map__attach_struct_ops(skel->maps.smc_run_hs);
+	err = libbpf_get_error(link);
+	if (!err) {
+		bpf_link__disconnect(link); // the registration outlives this process; disable deletes it
+		bpf_link__destroy(link);
+		err = bpf_map__pin(skel->maps.smc_run_hs, HS_PIN);
+	}
+	if (err) {
+		if (pinned)
+			unlink(POLICY_PIN);
+		if (-err == EEXIST)
+			die("EEXIST", "a BPF handshake controller named %s is registered, but not by this smc-run (no pin at %s): remove it, or reboot", HS_NAME, HS_PIN);
+		die_bpf("registering the destination policy (struct_ops smc_hs_ctrl)", -err);
+	}
+	fd = dup(bpf_map__fd(skel->maps.smc_policy_netns));
+	smc_hs__destroy(skel);
+	return fd;
+}
+
+/** Unregisters the handshake controller and unpins it with its map (no namespace names it any more). */
+static void policy_unload(void)
+{
+	int hs = bpf_obj_get(HS_PIN);
+	if (hs >= 0) {
+		unsigned int zero = 0;
+		if (bpf_map_delete_elem(hs, &zero) != 0 && errno != ENOENT)
+			die_bpf("unregistering the destination policy", errno);
+		close(hs);
+	}
+	if (unlink(HS_PIN) != 0 && errno != ENOENT)
+		die_bpf("unpinning the destination policy", errno);
+	if (unlink(POLICY_PIN) != 0 && errno != ENOENT)
+		die_bpf("unpinning the policy map", errno);
+}
+
+static int count_entries(int map_fd);
+
+/** Removes the policy of a namespace (its entry, net.smc.hs_ctrl when it names ours); 1 if there was one. */
+static int policy_clear(const char *path, unsigned long long cookie)
+{
+	int fd = bpf_obj_get(POLICY_PIN);
+	if (fd < 0)
+		return 0;
+	char cur[16];
+	ns_hs_ctrl(path, NULL, cur);
+	if (!strcmp(cur, HS_NAME)) {
+		int err = ns_hs_ctrl(path, "", cur);
+		if (err)
+			die(errno_code(err), "clearing net.smc.hs_ctrl in %s: %s", path, strerror(err));
+	}
+	int was = bpf_map_delete_elem(fd, &cookie) == 0;
+	if (count_entries(fd) == 0)
+		policy_unload();
+	close(fd);
+	return was;
+}
+
+// set by cmd_enable while its policy is in place but the switch not yet: a failure takes it back
+static const char *undo_path;
+static unsigned long long undo_cookie;
+static void undo_policy(void)
+{
+	policy_clear(undo_path, undo_cookie);
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
 static int cmd_probe(void)
@@ -261,11 +436,50 @@ static void load_and_pin(int map_fd, const struct netns_id *first, const struct 
 	die_bpf("attaching the BPF switch to update_socket_protocol", -err);
 }
 
-static int cmd_enable(const char *path)
+static int cmd_enable(const char *path, const char *policy_hex)
 {
 	require_kernel();
 	struct netns_id id = netns_identify(path, 1);
+	struct policy_value pv = {0};
+	if (policy_hex) {
+		struct utsname u;
+		uname(&u);
+		char cur[16];
+		ns_hs_ctrl(path, NULL, cur);
+		if (!probe_kernel().hs_ctrl || access(HS_SYSCTL, F_OK) != 0)
+			die("ENOTSUP", "this kernel (%s) has no BPF handshake controller (struct smc_hs_ctrl and net.smc.hs_ctrl, Linux 6.19+ with CONFIG_SMC_HS_CTRL_BPF): destination policy can't be applied in the kernel", u.release);
+		if (cur[0] && strcmp(cur, HS_NAME))
+			die("EBUSY", "net.smc.hs_ctrl in that namespace names another BPF handshake controller (\"%s\"): smc-run won't replace it; clear it first (smc-run sysctl set hs_ctrl= in that namespace)", cur);
+		size_t len = strlen(policy_hex);
+		if (len != 2 * sizeof pv)
+			die("EINVAL", "policy: %zu hex digits, expected %zu", len, 2 * sizeof pv);
+		unsigned char *b = (unsigned char *)&pv;
+		for (size_t i = 0; i < sizeof pv; i++) {
+			int hi = hexval(policy_hex[2 * i]), lo = hexval(policy_hex[2 * i + 1]);
+			if (hi < 0 || lo < 0)
+				die("EINVAL", "policy: not hex at %zu", 2 * i);
+			b[i] = (unsigned char)(hi << 4 | lo);
+		}
+	}
 	int lock = lock_dir(1);
+	// the policy first: it only ever holds connections back, so no moment has the switch without it
+	int policy = 0;
+	if (policy_hex) {
+		int pfd = policy_map();
+		if (bpf_map_update_elem(pfd, &id.cookie, &pv, BPF_ANY) != 0)
+			die_bpf("setting the namespace's policy", errno);
+		undo_path = path;
+		undo_cookie = id.cookie;
+		undo = undo_policy;
+		char cur[16];
+		int err = ns_hs_ctrl(path, HS_NAME, cur);
+		if (err)
+			die(errno_code(err), "setting net.smc.hs_ctrl=%s in that namespace: %s", HS_NAME, strerror(err));
+		close(pfd);
+		policy = 1;
+	} else {
+		policy_clear(path, id.cookie); // enable without rules: the whole namespace again
+	}
 	int map_fd = bpf_obj_get(MAP_PIN);
 	if (map_fd < 0 && errno != ENOENT)
 		die_bpf("opening the pinned map", errno);
@@ -280,7 +494,8 @@ static int cmd_enable(const char *path)
 		load_and_pin(map_fd, &id, &v);
 	else if (!already && bpf_map_update_elem(map_fd, &id.cookie, &v, BPF_NOEXIST) != 0)
 		die_bpf("adding the namespace", errno);
-	printf("{\"cookie\":\"%llu\",\"inode\":%u,\"already\":%s}\n", id.cookie, id.inode, already && linked ? "true" : "false");
+	undo = NULL;
+	printf("{\"cookie\":\"%llu\",\"inode\":%u,\"already\":%s,\"policy\":%s}\n", id.cookie, id.inode, already && linked ? "true" : "false", policy ? "true" : "false");
 	close(lock);
 	return 0;
 }
@@ -314,6 +529,8 @@ static int cmd_disable(const char *path)
 		die_bpf("opening the pinned map", errno);
 	struct ns_value v = {0};
 	int was = map_fd >= 0 && bpf_map_lookup_elem(map_fd, &id.cookie, &v) == 0;
+	if (lock >= 0)
+		policy_clear(path, id.cookie);
 	if (was && bpf_map_delete_elem(map_fd, &id.cookie) != 0)
 		die_bpf("removing the namespace", errno);
 	int left = map_fd >= 0 ? count_entries(map_fd) : 0;
@@ -323,11 +540,58 @@ static int cmd_disable(const char *path)
 	return 0;
 }
 
+/**
+ * Before the controller goes: net.smc.hs_ctrl back to "" in every namespace that names it and that a
+ * path reaches (/run/netns/NAME, /proc/PID/ns/net); a namespace no process holds any more is gone.
+ */
+static void hs_ctrl_clear_everywhere(void)
+{
+	static const char *dirs[] = {"/run/netns", "/proc"};
+	unsigned int done[256];
+	int ndone = 0;
+	for (int d = 0; d < 2; d++) {
+		DIR *dir = opendir(dirs[d]);
+		if (!dir)
+			continue;
+		struct dirent *e;
+		while ((e = readdir(dir))) {
+			if (e->d_name[0] == '.' || (d == 1 && (e->d_name[0] < '0' || e->d_name[0] > '9')))
+				continue;
+			char path[300];
+			snprintf(path, sizeof path, d == 0 ? "%s/%s" : "%s/%s/ns/net", dirs[d], e->d_name);
+			struct stat st;
+			if (stat(path, &st) != 0)
+				continue;
+			int seen = 0;
+			for (int i = 0; i < ndone; i++)
+				seen |= done[i] == (unsigned int)st.st_ino;
+			if (seen)
+				continue;
+			if (ndone < 256)
+				done[ndone++] = (unsigned int)st.st_ino;
+			int home = ns_try_enter(path);
+			if (home < 0)
+				continue; // ended meanwhile
+			char cur[16];
+			hs_ctrl_here(NULL, cur);
+			int err = strcmp(cur, HS_NAME) ? 0 : hs_ctrl_here("", cur);
+			if (err)
+				fprintf(stderr, "smc-bpf: clearing net.smc.hs_ctrl in %s: %s\n", path, strerror(err));
+			ns_leave(home);
+		}
+		closedir(dir);
+	}
+}
+
 static int cmd_disable_all(void)
 {
 	int lock = lock_dir(0);
 	int map_fd = lock < 0 ? -1 : bpf_obj_get(MAP_PIN);
 	int n = map_fd >= 0 ? count_entries(map_fd) : 0;
+	if (lock >= 0 && access(HS_PIN, F_OK) == 0) {
+		hs_ctrl_clear_everywhere();
+		policy_unload();
+	}
 	if (lock >= 0)
 		unpin_all();
 	printf("{\"removed\":%d}\n", n);
@@ -341,7 +605,8 @@ static int cmd_status(void)
 	// ENOSYS: a kernel without the bpf() system call (CONFIG_BPF_SYSCALL off) has nothing loaded
 	if (map_fd < 0 && errno != ENOENT && errno != ENOSYS)
 		die_bpf("opening the pinned map", errno);
-	printf("{\"loaded\":%s,\"namespaces\":[", loaded ? "true" : "false");
+	int policy_fd = bpf_obj_get(POLICY_PIN);
+	printf("{\"loaded\":%s,\"policyLoaded\":%s,\"namespaces\":[", loaded ? "true" : "false", access(HS_PIN, F_OK) == 0 ? "true" : "false");
 	unsigned long long key, next;
 	int n = 0;
 	if (map_fd >= 0) {
@@ -350,7 +615,15 @@ static int cmd_status(void)
 			struct ns_value v;
 			if (bpf_map_lookup_elem(map_fd, &key, &v) != 0)
 				continue; // removed meanwhile
-			printf("%s{\"cookie\":\"%llu\",\"inode\":%u,\"switched\":%llu}", n++ ? "," : "", key, v.inode, v.switched);
+			printf("%s{\"cookie\":\"%llu\",\"inode\":%u,\"switched\":%llu", n++ ? "," : "", key, v.inode, v.switched);
+			struct policy_value pv;
+			if (policy_fd >= 0 && bpf_map_lookup_elem(policy_fd, &key, &pv) == 0) {
+				printf(",\"policy\":\"");
+				for (size_t i = 0; i < sizeof pv; i++)
+					printf("%02x", ((unsigned char *)&pv)[i]);
+				printf("\"");
+			}
+			printf("}");
 		}
 	}
 	printf("]}\n");
@@ -365,12 +638,12 @@ int main(int argc, char **argv)
 		return cmd_probe();
 	if (!strcmp(cmd, "status") && argc == 2)
 		return cmd_status();
-	if (!strcmp(cmd, "enable") && argc == 3)
-		return cmd_enable(argv[2]);
+	if (!strcmp(cmd, "enable") && (argc == 3 || argc == 4))
+		return cmd_enable(argv[2], argc == 4 ? argv[3] : NULL);
 	if (!strcmp(cmd, "disable") && argc == 3)
 		return cmd_disable(argv[2]);
 	if (!strcmp(cmd, "disable-all") && argc == 2)
 		return cmd_disable_all();
-	fprintf(stderr, "EUSAGE usage: smc-bpf probe | status | enable NETNS | disable NETNS | disable-all\n");
+	fprintf(stderr, "EUSAGE usage: smc-bpf probe | status | enable NETNS [POLICY] | disable NETNS | disable-all\n");
 	return 2;
 }

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Builds the BPF switch of `smc-run enable` (native/smc-switch.bpf.c) and its loader (native/smc-bpf.c):
+# Builds the BPF switch of `smc-run enable` (native/smc-switch.bpf.c), its destination policy
+# (native/smc-policy.bpf.c) and their loader (native/smc-bpf.c):
 # clang compiles the program for the target's byte order (bpfel; bpfeb for s390x) with BTF for CO-RE,
 # bpftool embeds the object in a libbpf skeleton, and the loader links libbpf, libelf and zlib statically
 # (the machine that runs it needs neither clang nor libbpf). Needs clang, bpftool and libbpf-dev.
@@ -10,7 +11,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 out=$1 cc=${2:-${CC:-gcc}} triple=${3:-$(${2:-${CC:-gcc}} -dumpmachine)}
-srcs="native/smc-switch.bpf.c native/smc-bpf.c scripts/build-bpf.sh"
+srcs="native/smc-switch.bpf.c native/smc-policy.bpf.c native/smc-bpf.c scripts/build-bpf.sh"
 if [ -z "${2:-}" ] && [ -f "$out" ]; then
   fresh=1
   for f in $srcs; do [ "$out" -nt "$f" ] || fresh=; done
@@ -30,9 +31,13 @@ case $triple in s390x-*) target=bpfeb ;; *) target=bpfel ;; esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # -I for <asm/types.h> under <linux/types.h>: the integer types are the same on every Linux target
-clang -O2 -g -target $target -Wall -Werror -I"/usr/include/$triple" -I/usr/include/x86_64-linux-gnu \
-  -c native/smc-switch.bpf.c -o "$work/smc-switch.bpf.o"
-"$bpftool" gen skeleton "$work/smc-switch.bpf.o" name smc_switch > "$work/smc-switch.skel.h"
+# two objects: the switch (6.11+) and the destination policy (smc_hs_ctrl, 6.19+), loaded only where the
+# kernel has that struct_ops type
+for prog in switch:smc_switch policy:smc_hs; do
+  clang -O2 -g -target $target -Wall -Werror -I"/usr/include/$triple" -I/usr/include/x86_64-linux-gnu \
+    -c "native/smc-${prog%%:*}.bpf.c" -o "$work/smc-${prog%%:*}.bpf.o"
+  "$bpftool" gen skeleton "$work/smc-${prog%%:*}.bpf.o" name "${prog#*:}" > "$work/smc-${prog%%:*}.skel.h"
+done
 mkdir -p "$(dirname "$out")"
 $cc -std=gnu11 -O2 -Wall -Wextra -Werror -I"$work" -o "$out.tmp" native/smc-bpf.c \
   -Wl,-Bstatic -lbpf -lelf -lz -Wl,-Bdynamic -Wl,-z,relro,-z,now

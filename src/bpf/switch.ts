@@ -5,9 +5,10 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CliError } from '../cli/errors';
+import { CliError, EXIT_FAILURE, EXIT_USAGE } from '../cli/errors';
 import type { NetnsHandle } from '../netns';
 import { PACKAGE_ROOT } from '../package-root';
+import { decodePolicy, type KernelPolicy } from './policy';
 
 /** What this kernel allows (smc-bpf probe). */
 export interface BpfKernelFacts {
@@ -28,9 +29,14 @@ export interface SwitchedNamespace {
   inode: number;
   /** TCP sockets the switch turned into SMC sockets there so far */
   switched: number;
+  /** its destination policy (src/bpf/policy.ts), when one is set */
+  policy?: KernelPolicy;
 }
 
-export interface EnableResult { cookie: string; inode: number; already: boolean }
+export interface EnableResult { cookie: string; inode: number; already: boolean; policy: boolean }
+
+/** The name the destination policy registers under; net.smc.hs_ctrl of a namespace with a policy. */
+export const HS_CTRL_NAME = 'smc_run';
 export interface DisableResult { cookie: string; inode: number; was: boolean; switched: number; left: number }
 
 /**
@@ -90,12 +96,19 @@ function run<T>(args: string[], ns?: NetnsHandle): T {
   if (r.status === 0) return JSON.parse(r.stdout) as T;
   const line = (r.stderr ?? '').trim().split('\n').pop() ?? '';
   const m = /^([A-Z0-9]+) (.*)$/.exec(line);
-  if (m?.[1] !== undefined && m[2] !== undefined) throw new CliError(m[1], m[2]);
+  // the loader is handed only values this layer checked, so whatever it reports (EINVAL from a kernel
+  // refusing a program, too) is the system's answer: exit 1; only its own usage line is a usage error
+  if (m?.[1] !== undefined && m[2] !== undefined) throw new CliError(m[1], m[2], m[1] === 'EUSAGE' ? EXIT_USAGE : EXIT_FAILURE);
   throw new CliError('EINTERNAL', `${loader} ${args[0]} failed (status ${r.status ?? r.signal}): ${line || 'no message'}`);
 }
 
 export const probeKernel = (): BpfKernelFacts => run<BpfKernelFacts>(['probe']);
-export const enableNamespace = (ns: NetnsHandle): EnableResult => run<EnableResult>(['enable', '@netns'], ns);
+/** Switches the namespace; with a policy (encodePolicy) its connections are decided by it, without one a policy set before is cleared. */
+export const enableNamespace = (ns: NetnsHandle, policy?: Buffer): EnableResult =>
+  run<EnableResult>(policy ? ['enable', '@netns', policy.toString('hex')] : ['enable', '@netns'], ns);
 export const disableNamespace = (ns: NetnsHandle): DisableResult => run<DisableResult>(['disable', '@netns'], ns);
 export const disableAll = (): { removed: number } => run<{ removed: number }>(['disable-all']);
-export const switchStatus = (): { loaded: boolean; namespaces: SwitchedNamespace[] } => run(['status']);
+export function switchStatus(): { loaded: boolean; policyLoaded: boolean; namespaces: SwitchedNamespace[] } {
+  const st = run<{ loaded: boolean; policyLoaded: boolean; namespaces: (Omit<SwitchedNamespace, 'policy'> & { policy?: string })[] }>(['status']);
+  return { ...st, namespaces: st.namespaces.map(({ policy, ...n }) => (policy === undefined ? n : { ...n, policy: decodePolicy(Buffer.from(policy, 'hex')) })) };
+}

@@ -4,11 +4,12 @@
 // TCP). SMC's own fallback keeps every connection TCP would have made: a peer without SMC gets TCP.
 //
 // The host's own namespace (the one smc-run runs in) only with --host: switching it reaches every
-// program of the machine. Destination policy (--include/--exclude) needs the kernel to decide per
-// connection (struct smc_hs_ctrl, Linux 6.19+); this version applies none in the kernel and refuses a
-// policy rather than ignore it (the launcher's --include/--exclude decide in the process instead).
+// program of the machine. Destination policy (--include/--exclude) is decided in the kernel per
+// connection, in the TCP handshake (struct smc_hs_ctrl, Linux 6.19+: native/smc-policy.bpf.c); on older
+// kernels a policy is refused rather than ignored (the launcher's --include/--exclude decide in the process).
 import * as fs from 'node:fs';
 import type { Argv } from 'yargs';
+import { encodePolicy, kernelRuleText, type KernelPolicy } from '../bpf/policy';
 import { disableAll, disableNamespace, enableNamespace, probeKernel, switchImpossible, switchStatus } from '../bpf/switch';
 import { withNetns, type NetnsHandle } from '../netns';
 import { parseRules } from '../policy/rules';
@@ -42,19 +43,36 @@ const describeNs = (ns: NetnsHandle, host: boolean): string => (host ? `this hos
 
 interface EnableArgs extends Where { include?: string[]; exclude?: string[]; json: boolean }
 
-function enable(args: EnableArgs): void {
-  const rules = [...(args.include ?? []), ...(args.exclude ?? [])];
-  if (rules.length > 0) {
-    parseRules(rules.join(',')); // a malformed rule is a usage error before anything else
-    const k = probeKernel();
-    throw new CliError('ENOTSUP', k.hsCtrl
-      ? `--include/--exclude: this kernel (${k.kernel}) has smc_hs_ctrl, but this smc-run version does not yet apply destination policy in the kernel; enable the whole namespace (no rules), or use the launcher's --include/--exclude`
-      : `--include/--exclude: this kernel (${k.kernel}) can't decide per destination in the kernel (that needs smc_hs_ctrl, Linux 6.19+): enable the whole namespace (no rules), or use the launcher's --include/--exclude`);
+/** The kernel policy of --include/--exclude (undefined: none given); usage errors before anything runs. */
+function policyOf(args: EnableArgs): Buffer | undefined {
+  const include = parseRules((args.include ?? []).join(','));
+  const exclude = parseRules((args.exclude ?? []).join(','));
+  if (include.length + exclude.length === 0) return undefined;
+  let policy: Buffer;
+  try {
+    policy = encodePolicy(include, exclude);
+  } catch (e) {
+    throw new CliError('EUSAGE', `--include/--exclude: ${(e as Error).message}`, EXIT_USAGE);
   }
+  const k = probeKernel();
+  if (!k.hsCtrl) {
+    throw new CliError('ENOTSUP', `--include/--exclude: this kernel (${k.kernel}) can't decide per destination in the kernel (that needs smc_hs_ctrl, Linux 6.19+): enable the whole namespace (no rules), or use the launcher's --include/--exclude`);
+  }
+  return policy;
+}
+
+const policyText = (p: KernelPolicy): string =>
+  [...p.include.map((r) => `include ${kernelRuleText(r)}`), ...p.exclude.map((r) => `exclude ${kernelRuleText(r)}`)].join(', ');
+
+function enable(args: EnableArgs): void {
+  const policy = policyOf(args);
   withChosenNetns(args, 'enable', (ns, host) => {
-    const r = enableNamespace(ns);
-    if (args.json) printJson({ enabled: true, already: r.already, namespace: { label: host ? 'host' : ns.label, inode: r.inode, cookie: r.cookie } });
-    else process.stdout.write(`${r.already ? 'already on' : 'on'}: ${describeNs(ns, host)}: TCP sockets created there from now on open as SMC (sockets open already stay TCP)\n`);
+    const r = enableNamespace(ns, policy);
+    if (args.json) printJson({ enabled: true, already: r.already, policy: r.policy, namespace: { label: host ? 'host' : ns.label, inode: r.inode, cookie: r.cookie } });
+    else {
+      const rules = r.policy ? '; the kernel decides each connection by --include/--exclude in its TCP handshake (the others go plain TCP, no SMC handshake)' : '';
+      process.stdout.write(`${r.already ? 'already on' : 'on'}: ${describeNs(ns, host)}: TCP sockets created there from now on open as SMC (sockets open already stay TCP)${rules}\n`);
+    }
   });
 }
 
@@ -84,7 +102,7 @@ function status(args: { json: boolean }): void {
     const m = members.get(n.inode) ?? { names: [], pids: [], commands: [] };
     return { ...n, names: m.names, pids: m.pids.length, commands: m.commands, live: m.names.length + m.pids.length > 0 };
   });
-  const policy = kernel.hsCtrl ? 'kernel has smc_hs_ctrl (not used by this version)' : 'none in the kernel (needs smc_hs_ctrl, Linux 6.19+)';
+  const policy = kernel.hsCtrl ? 'in the kernel (smc_hs_ctrl): enable --include/--exclude' : 'none in the kernel (needs smc_hs_ctrl, Linux 6.19+)';
   const impossible = switchImpossible(kernel);
   if (args.json) {
     printJson({ kernel, possible: impossible === undefined, loaded: st.loaded, namespaces: rows });
@@ -100,6 +118,7 @@ function status(args: { json: boolean }): void {
     { header: 'NAME', value: (r) => r.names.join(',') || '-' },
     { header: 'PROCS', value: (r) => (r.live ? String(r.pids) : 'gone'), align: 'right' },
     { header: 'SWITCHED', value: (r) => String(r.switched), align: 'right' },
+    { header: 'POLICY', value: (r) => (r.policy ? `${policyText(r.policy)} (${r.policy.proposed} proposed SMC, ${r.policy.held} kept TCP)` : '-') },
     { header: 'COMMANDS', value: (r) => r.commands.join(',') || '-' },
   ]));
 }
@@ -109,8 +128,9 @@ const withWhere = <T>(y: Argv<T>) => withTarget(withJson(y)).option('host', { ty
 export const registerSwitch: RegisterCommand = (y: Argv) => {
   y.command('enable', 'BPF switch: every new TCP socket of a network namespace opens as SMC (any program, no restart)', (c) =>
     withWhere(c)
-      .option('include', { type: 'string', array: true, describe: 'only these CIDR[:port] (needs smc_hs_ctrl, Linux 6.19+)' })
-      .option('exclude', { type: 'string', array: true, describe: 'these CIDR[:port] stay TCP (needs smc_hs_ctrl, Linux 6.19+)' })
+      .option('include', { type: 'string', array: true, describe: 'only connections with these CIDR[:port] propose SMC (peer address, service port; Linux 6.19+)' })
+      .option('exclude', { type: 'string', array: true, describe: 'connections with these CIDR[:port] stay plain TCP (peer address, service port; Linux 6.19+)' })
+      .example('smc-run enable --netns blue --exclude 10.0.0.5:6379', 'every connection SMC but the one to that Redis')
       .example('smc-run enable --target 4321', "a running container's namespace (the PID of any process in it)")
       .example('smc-run enable --netns blue', 'the namespace ip netns calls blue'),
   (a) => enable(a as unknown as EnableArgs));

@@ -6,6 +6,8 @@ export interface Rule {
   text: string;
   /** undefined = any address */
   net: BlockList | undefined;
+  /** the network's address as normalizeAddress spells it (IPv6: eight hextets); undefined = any */
+  address: string | undefined;
   family: 'ipv4' | 'ipv6' | undefined;
   /** prefix length of net (0 = every address of its family) */
   prefix: number;
@@ -36,7 +38,7 @@ export function parseRule(text: string): Rule {
   }
   if (addr === '*' || addr === '') {
     if (port === undefined) throw new RangeError(`"${text}": "*" needs a port (*:PORT)`);
-    return { text: t, net: undefined, family: undefined, prefix: 0, port };
+    return { text: t, net: undefined, address: undefined, family: undefined, prefix: 0, port };
   }
   const slash = addr.indexOf('/');
   const ip = slash >= 0 ? addr.slice(0, slash) : addr;
@@ -53,11 +55,11 @@ export function parseRule(text: string): Rule {
   if (n && kind === 6 && n.family === 'ipv4' && Number(prefixText) >= 96) {
     const net = new BlockList();
     net.addSubnet(n.address, Number(prefixText) - 96, 'ipv4');
-    return { text: t, net, family: 'ipv4', prefix: Number(prefixText) - 96, port };
+    return { text: t, net, address: n.address, family: 'ipv4', prefix: Number(prefixText) - 96, port };
   }
   const net = new BlockList();
   net.addSubnet(ip, Number(prefixText), family);
-  return { text: t, net, family, prefix: Number(prefixText), port };
+  return { text: t, net, address: n?.address ?? ip, family, prefix: Number(prefixText), port };
 }
 
 /** Comma- or whitespace-separated rules; empty text gives no rules. */

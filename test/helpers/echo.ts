@@ -14,16 +14,17 @@ export interface EchoServer {
 /**
  * opts.wrap goes before the server's command line (ip netns exec NS ...); opts.command turns that command
  * line into another one that runs it (a container runtime that takes the program from its own config).
- * opts.startTimeoutMs: how long to wait for "listening" (default 60 s).
+ * opts.startTimeoutMs: how long to wait for "listening" (default 60 s). opts.role late-server: it listens
+ * once it gets SIGUSR2.
  */
 export function startEchoServer(
   host: string,
   opts: {
     launcher?: boolean; launcherArgs?: string[]; env?: NodeJS.ProcessEnv; wrap?: string[]; command?: (argv: string[]) => string[];
-    startTimeoutMs?: number;
+    startTimeoutMs?: number; role?: 'server' | 'late-server';
   } = {},
 ): Promise<EchoServer> {
-  const script = [path.join(SCENARIOS, 'echo.cjs'), 'server', host];
+  const script = [path.join(SCENARIOS, 'echo.cjs'), opts.role ?? 'server', host];
   const argv = opts.launcher === false ? [process.execPath, ...script] : [process.execPath, BIN, ...(opts.launcherArgs ?? []), process.execPath, ...script];
   const full = opts.command ? opts.command(argv) : [...(opts.wrap ?? []), ...argv];
   const child = spawn(full[0] as string, full.slice(1), { env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -51,13 +51,15 @@ describe('smc-run enable | disable | status (host)', () => {
     expect(missing?.message).toMatch(/^the BPF switch is not built for this machine: only programs started by the launcher/);
   });
 
-  it('usage errors exit 2 with one line: no namespace, --host with --target, own namespace without --host, disable --all with a namespace, a malformed rule', async () => {
+  it('usage errors exit 2 with one line: no namespace, --host with --target, own namespace without --host, disable --all with a namespace, a malformed rule, too many rules', async () => {
     const cases: [string[], RegExp][] = [
       [['enable'], /name a namespace: --target PID, --netns PATH\|NAME, or --host/],
       [['enable', '--host', '--target', String(holder.pid)], /give it alone/],
       [['enable', '--target', String(process.pid)], /this host's own network namespace .*add --host to mean it/],
       [['disable', '--all', '--host'], /disable --all: no namespace with it/],
       [['enable', '--target', String(holder.pid), '--include', '10.0.0.0/33'], /.+/],
+      // the kernel's policy holds 16 rules: more is a usage error before anything is asked of the kernel
+      [['enable', '--target', String(holder.pid), '--exclude', Array.from({ length: 17 }, (_, i) => `10.0.${i}.0/24`).join(',')], /at most 16 rules .*not 17/],
     ];
     for (const [args, msg] of cases) {
       const r = await smcRun(args);
@@ -70,7 +72,7 @@ describe('smc-run enable | disable | status (host)', () => {
     }
   });
 
-  it('operational errors exit 1 with one line: a namespace that is not there, a destination policy (not applied in the kernel), no loader', async () => {
+  it('operational errors exit 1 with one line: a namespace that is not there, a destination policy on a kernel without smc_hs_ctrl, no loader', async () => {
     const gone = await smcRun(['enable', '--netns', 'smc-run-no-such-netns']);
     expect(gone.code).toBe(1);
     expect(lines(gone.stderr)).toHaveLength(1);

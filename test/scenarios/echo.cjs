@@ -1,6 +1,7 @@
 'use strict';
 // A small echo server and client for real-kernel tests that need two processes.
 //   node echo.cjs server HOST          -> prints {"listening":PORT}; per connection {"server":conn}
+//   node echo.cjs late-server HOST     -> as server, once it gets SIGUSR2
 //   node echo.cjs client HOST PORT N   -> sends N random bytes, checks the echo, prints {"client":conn,"ok":...}
 //   node echo.cjs tls-server HOST | http-server HOST  -> as server, over TLS / HTTP
 //   node echo.cjs tls-client HOST PORT N | http-get HOST PORT  -> as client
@@ -77,14 +78,20 @@ if (role === 'tls-server') {
     s.pipe(s);
   });
   server.listen(0, host, Number(portArg || 511), () => out({ listening: server.address().port }));
-} else if (role === 'server') {
+} else if (role === 'server' || role === 'late-server') {
   const server = net.createServer((s) => {
     const conn = probe('server', s);
     s.on('error', () => {});
     s.pipe(s);
     s.on('close', () => out({ server: conn }));
   });
-  server.listen(Number(portArg || 0), host, () => out({ listening: server.address().port }));
+  const listen = () => server.listen(Number(portArg || 0), host, () => out({ listening: server.address().port }));
+  // late-server: a program already running when its namespace is switched, making its socket afterwards
+  if (role === 'late-server') {
+    // a signal listener does not keep Node's event loop alive: a timer does, until the signal
+    const wait = setInterval(() => {}, 1 << 30);
+    process.once('SIGUSR2', () => { clearInterval(wait); listen(); });
+  } else listen();
   process.on('SIGTERM', () => process.exit(0));
 } else if (role === 'client') {
   const n = Number(bytesArg || 65536);

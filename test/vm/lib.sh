@@ -44,7 +44,7 @@ declare -A ALIAS=([smcd]=smcd-6.12 [smcr]=smcr-6.12)
 declare -A LANE_KERNEL=([smcd-6.12]="--arch x86_64" [smcd-newest]="--series newest --suite trixie-backports --fragment config-7.x.fragment" [s390x]="--arch s390x")
 # the Debian packages those builds need (installed in the foreground: the background never runs the
 # system's apt-get, which a foreground step may be running)
-KERNEL_BUILD_TOOLS=(gcc gcc-s390x-linux-gnu make bc bison flex libelf-dev libssl-dev xz-utils)
+KERNEL_BUILD_TOOLS=(gcc gcc-s390x-linux-gnu make bc bison flex libelf-dev libssl-dev xz-utils dwarves)
 
 # debian_apt RELEASE ARGS... : apt-get against a private state for that Debian release (bookworm, trixie,
 # ...; system sources and state untouched), under $CACHE_ROOT/apt-RELEASE.

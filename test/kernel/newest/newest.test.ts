@@ -18,11 +18,11 @@ const NS = `smcrun-newest-${process.pid}`;
 const SLOW = 600_000;
 
 describe(`the newest kernel (${os.release()})`, () => {
-  it('is 6.19 or newer, built with DIBS loopback, SMC_HS_CTRL_BPF and no SMC_LO', () => {
+  it('is 6.19 or newer, built with DIBS loopback, SMC_HS_CTRL_BPF, BTF and no SMC_LO', () => {
     const [major, minor] = os.release().split('.').map(Number) as [number, number];
     expect(major > 6 || (major === 6 && minor >= 19), os.release()).toBe(true);
     const config = kernelConfig();
-    for (const opt of ['CONFIG_DIBS=y', 'CONFIG_DIBS_LO=y', 'CONFIG_SMC=y', 'CONFIG_SMC_DIAG=y', 'CONFIG_SMC_HS_CTRL_BPF=y']) expect(config).toContain(`\n${opt}\n`);
+    for (const opt of ['CONFIG_DIBS=y', 'CONFIG_DIBS_LO=y', 'CONFIG_SMC=y', 'CONFIG_SMC_DIAG=y', 'CONFIG_SMC_HS_CTRL_BPF=y', 'CONFIG_DEBUG_INFO_BTF=y']) expect(config).toContain(`\n${opt}\n`);
     expect(config).not.toMatch(/^CONFIG_SMC_LO=/m);
   });
 

@@ -62,6 +62,8 @@ if ! flock -n 9; then
 fi
 if [ -s "$OUT/bzImage" ]; then echo "$OUT/bzImage"; exit 0; fi
 
+# pahole encodes BTF; Kconfig reads its version, so it must be there before the configuration
+grep -qx 'CONFIG_DEBUG_INFO_BTF=y' "$FRAGMENT" && TOOLS+=(dwarves)
 apt_need "${TOOLS[@]}" make bc bison flex libelf-dev libssl-dev xz-utils
 WORK=$(mktemp -d "$CACHE_ROOT/build.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
