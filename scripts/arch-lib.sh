@@ -37,9 +37,11 @@ arch_apt_install() {
   [ ${#missing[@]} -eq 0 ] && return 0
   [ "$(id -u)" = 0 ] || arch_die "missing Debian packages: ${missing[*]} (run: apt-get install ${missing[*]})"
   echo "arch: apt-get install ${missing[*]}" >&2
-  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >"$ARCH_CACHE_ROOT/apt-install.log" 2>&1; then
-    apt-get update >>"$ARCH_CACHE_ROOT/apt-install.log" 2>&1 || true
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >>"$ARCH_CACHE_ROOT/apt-install.log" 2>&1 ||
+  # another apt-get (a CI step, an operator) may hold dpkg's lock: wait for it rather than fail
+  local lock=(-o DPkg::Lock::Timeout=600)
+  if ! DEBIAN_FRONTEND=noninteractive apt-get "${lock[@]}" install -y --no-install-recommends "${missing[@]}" >"$ARCH_CACHE_ROOT/apt-install.log" 2>&1; then
+    apt-get "${lock[@]}" update >>"$ARCH_CACHE_ROOT/apt-install.log" 2>&1 || true
+    DEBIAN_FRONTEND=noninteractive apt-get "${lock[@]}" install -y --no-install-recommends "${missing[@]}" >>"$ARCH_CACHE_ROOT/apt-install.log" 2>&1 ||
       arch_die "apt-get install ${missing[*]} failed (log: $ARCH_CACHE_ROOT/apt-install.log)"
   fi
 }
