@@ -23,15 +23,11 @@ export interface ContainerNet {
   remove(): Promise<void>;
 }
 
-/**
- * pid: join the network namespace that process is in (a pod's, which its runtime made) under that name,
- * rather than a new one.
- */
-export async function containerNet(name: string, subnet: string, opts: { pid?: number } = {}): Promise<ContainerNet> {
+export async function containerNet(name: string, subnet: string): Promise<ContainerNet> {
   const guestIp = `${subnet}.1`;
   const ctrIp = `${subnet}.2`;
   const host = `vh-${name}`.slice(0, 15);
-  await must('ip', opts.pid === undefined ? ['netns', 'add', name] : ['netns', 'attach', name, String(opts.pid)]);
+  await must('ip', ['netns', 'add', name]);
   await must('ip', ['link', 'add', host, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', name]);
   await must('ip', ['addr', 'add', `${guestIp}/24`, 'dev', host]);
   await must('ip', ['link', 'set', host, 'up']);
@@ -153,24 +149,14 @@ export function crun(o: { rootfs: string; net: ContainerNet; sysctl: Record<stri
 }
 
 /**
- * podman's global options for a private state under dir: its own storage (vfs: it mounts nothing that could
- * outlive the test), the cgroupfs manager (no systemd in the guest) and no event log.
- */
-export function podmanGlobal(dir: string): string[] {
-  return ['--root', path.join(dir, 'root'), '--runroot', path.join(dir, 'run'), '--tmpdir', path.join(dir, 'tmp'),
-    '--storage-driver', 'vfs', '--cgroup-manager', 'cgroupfs', '--events-backend', 'none'];
-}
-
-/** Waits until no process of podman's state under dir is left (conmon's cleanup runs after the container). */
-export const podmanSettled = (dir: string): Promise<void> => waitUntilNoProcessMentions(dir);
-
-/**
  * podman as root with its state in a temp dir, no image (--rootfs), no network of its own (the prepared
  * namespace), no cgroup of its own (the guest kernel has cgroup2 but no controllers) and no seccomp filter
  * (the guest kernel has no CONFIG_SECCOMP). sysctlArgs: `smc-run sysctl export --format podman`'s options.
  */
 export function podman(o: { rootfs: string; net: ContainerNet; sysctlArgs: string[]; state: string }): Runtime {
-  const global = podmanGlobal(o.state);
+  // vfs storage: --rootfs needs no image layers, and vfs mounts nothing that could outlive the test
+  const global = ['--root', path.join(o.state, 'root'), '--runroot', path.join(o.state, 'run'), '--tmpdir', path.join(o.state, 'tmp'),
+    '--storage-driver', 'vfs', '--cgroup-manager', 'cgroupfs', '--events-backend', 'none'];
   return {
     name: 'podman',
     command: (id, argv) => [
@@ -191,6 +177,6 @@ export function podman(o: { rootfs: string; net: ContainerNet; sysctlArgs: strin
     },
     // conmon starts `podman container cleanup` (with --root in the state dir) on its own when the container
     // exits: the state dir is free only once no podman process of it is left
-    settled: () => podmanSettled(o.state),
+    settled: () => waitUntilNoProcessMentions(o.state),
   };
 }
