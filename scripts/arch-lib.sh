@@ -12,6 +12,8 @@
 #                             override with SMC_RUN_ARCH_NODE_VERSION)
 #   sysroot/                  libc6, libstdc++6, libgcc-s1 for that arch, unpacked from the Debian packages
 #                             that the system's apt sources serve today (a private apt state under apt/)
+#   bpf-sysroot/              libbpf-dev, libelf-dev, zlib1g-dev for that arch, the same way (the BPF
+#                             switch's loader links them statically: scripts/build-prebuilds.sh)
 # Debian packages needed on the host (installed with apt-get when missing, as root): qemu-user-static,
 # g++-<triple> (for the prebuilds: scripts/build-prebuilds.sh).
 
@@ -37,9 +39,11 @@ arch_apt_install() {
   [ ${#missing[@]} -eq 0 ] && return 0
   [ "$(id -u)" = 0 ] || arch_die "missing Debian packages: ${missing[*]} (run: apt-get install ${missing[*]})"
   echo "arch: apt-get install ${missing[*]}" >&2
-  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >"$ARCH_CACHE_ROOT/apt-install.log" 2>&1; then
-    apt-get update >>"$ARCH_CACHE_ROOT/apt-install.log" 2>&1 || true
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >>"$ARCH_CACHE_ROOT/apt-install.log" 2>&1 ||
+  # another apt-get (a CI step, an operator) may hold dpkg's lock: wait for it rather than fail
+  local lock=(-o DPkg::Lock::Timeout=600)
+  if ! DEBIAN_FRONTEND=noninteractive apt-get "${lock[@]}" install -y --no-install-recommends "${missing[@]}" >"$ARCH_CACHE_ROOT/apt-install.log" 2>&1; then
+    apt-get "${lock[@]}" update >>"$ARCH_CACHE_ROOT/apt-install.log" 2>&1 || true
+    DEBIAN_FRONTEND=noninteractive apt-get "${lock[@]}" install -y --no-install-recommends "${missing[@]}" >>"$ARCH_CACHE_ROOT/apt-install.log" 2>&1 ||
       arch_die "apt-get install ${missing[*]} failed (log: $ARCH_CACHE_ROOT/apt-install.log)"
   fi
 }
@@ -80,9 +84,30 @@ arch_node() {
 arch_sysroot() {
   arch_vars "$1" || return
   ARCH_SYSROOT=$ARCH_DIR/sysroot
-  [ -f "$ARCH_SYSROOT/.complete" ] && return 0
-  local apt=$ARCH_DIR/apt
+  arch_unpack_debs "$ARCH_SYSROOT" libc6 libstdc++6 libgcc-s1
+}
+
+# arch_bpf_sysroot ARCH: the static libraries the BPF switch's loader links (libbpf, libelf, zlib) and
+# libbpf's headers, for ARCH -> ARCH_BPF_SYSROOT (scripts/build-bpf.sh reads it as SMC_RUN_BPF_SYSROOT)
+arch_bpf_sysroot() {
+  arch_vars "$1" || return
+  ARCH_BPF_SYSROOT=$ARCH_DIR/bpf-sysroot
+  arch_unpack_debs "$ARCH_BPF_SYSROOT" libbpf-dev libelf-dev zlib1g-dev
+}
+
+# arch_unpack_debs DIR PKG...: the packages for $ARCH_DEB (arch_vars) as the system's Debian sources serve
+# them today, downloaded with a private apt state under $ARCH_DIR/apt and unpacked into DIR (kept until
+# the package list changes)
+arch_unpack_debs() {
+  local dest=$1; shift
+  local want="$*"
+  [ -f "$dest/.complete" ] && [ "$(head -n1 "$dest/.complete")" = "packages: $want" ] && return 0
+  local apt=$ARCH_DIR/apt lockfd
   mkdir -p "$apt/state/lists/partial" "$apt/cache/archives/partial" "$apt/debs"
+  # one apt state per arch: two builds (the prebuilds, an arch lane) take turns
+  exec {lockfd}>"$apt/.lock"
+  flock "$lockfd"
+  if [ -f "$dest/.complete" ] && [ "$(head -n1 "$dest/.complete")" = "packages: $want" ]; then exec {lockfd}>&-; return 0; fi
   : >"$apt/state/status"
   # the system's apt sources (deb822 .sources and sources.list), the foreign arch as the only one
   local opts=(-o "Dir::State=$apt/state" -o "Dir::State::status=$apt/state/status" -o "Dir::Cache=$apt/cache"
@@ -90,19 +115,20 @@ arch_sysroot() {
     -o "Debug::NoLocking=1" -o "Acquire::Languages=none")
   apt-get "${opts[@]}" update >"$apt/update.log" 2>&1 ||
     arch_die "apt-get update for $ARCH_DEB failed (log: $apt/update.log)"
-  local pkgs=(libc6 libstdc++6 libgcc-s1) p v
+  local p v
   rm -f "$apt/debs"/*.deb
-  for p in "${pkgs[@]}"; do
+  for p in "$@"; do
     # the candidate is what the archive serves for this arch today (not necessarily the host's version)
     v=$(apt-cache "${opts[@]}" policy "$p:$ARCH_DEB" 2>/dev/null | awk '/Candidate:/ {print $2}')
     [ -n "$v" ] && [ "$v" != "(none)" ] || arch_die "Debian's archive serves no $p for $ARCH_DEB (sources: /etc/apt)"
     (cd "$apt/debs" && apt-get "${opts[@]}" download "$p:$ARCH_DEB=$v" >>"$apt/download.log" 2>&1) ||
       arch_die "cannot download $p:$ARCH_DEB=$v from Debian's archive (log: $apt/download.log)"
   done
-  rm -rf "$ARCH_SYSROOT"
-  mkdir -p "$ARCH_SYSROOT"
-  for p in "$apt/debs"/*.deb; do dpkg-deb -x "$p" "$ARCH_SYSROOT"; done
-  (cd "$apt/debs" && ls) >"$ARCH_SYSROOT/.complete"
+  rm -rf "$dest"
+  mkdir -p "$dest"
+  for p in "$apt/debs"/*.deb; do dpkg-deb -x "$p" "$dest"; done
+  { echo "packages: $want"; (cd "$apt/debs" && ls); } >"$dest/.complete"
+  exec {lockfd}>&-
 }
 
 # arch_binfmt ARCH: qemu-user for ARCH's ELF files via binfmt_misc, so a process can spawn the foreign

@@ -6,6 +6,8 @@
 # (the machine that runs it needs neither clang nor libbpf). Needs clang, bpftool and libbpf-dev.
 # usage: sh scripts/build-bpf.sh OUT [CC] [TRIPLE]   (npm run build: build/Release/smc-bpf, host gcc;
 #        scripts/build-prebuilds.sh: prebuilds/linux-<arch>/smc-bpf)
+# SMC_RUN_BPF_SYSROOT=DIR: libbpf, libelf and zlib for TRIPLE under DIR/usr (a cross build:
+# scripts/build-prebuilds.sh unpacks Debian's packages for the arch there); default: the system's.
 # npm run build calls it with OUT only: without the tools it says so in one line and builds nothing (the
 # BPF switch then reports itself missing), unless SMC_RUN_REQUIRE_BPF=1 (CI), where that is a failure.
 set -eu
@@ -20,7 +22,8 @@ fi
 missing=
 command -v clang >/dev/null || missing="$missing clang"
 command -v bpftool >/dev/null || [ -x /usr/sbin/bpftool ] || missing="$missing bpftool"
-[ -f "/usr/lib/$triple/libbpf.a" ] || missing="$missing libbpf-dev${3:+:$triple}"
+sysroot=${SMC_RUN_BPF_SYSROOT:-}
+[ -f "$sysroot/usr/lib/$triple/libbpf.a" ] || missing="$missing libbpf-dev${3:+:$triple}"
 if [ -n "$missing" ]; then
   echo "smc-run: the BPF switch (smc-run enable) was not built: missing$missing (Debian: apt-get install clang bpftool libbpf-dev)" >&2
   [ "${SMC_RUN_REQUIRE_BPF:-}" != 1 ] || exit 1
@@ -39,6 +42,9 @@ for prog in switch:smc_switch policy:smc_hs; do
   "$bpftool" gen skeleton "$work/smc-${prog%%:*}.bpf.o" name "${prog#*:}" > "$work/smc-${prog%%:*}.skel.h"
 done
 mkdir -p "$(dirname "$out")"
-$cc -std=gnu11 -O2 -Wall -Wextra -Werror -I"$work" -o "$out.tmp" native/smc-bpf.c \
+libs=
+[ -z "$sysroot" ] || libs="-I$sysroot/usr/include -L$sysroot/usr/lib/$triple"
+# shellcheck disable=SC2086
+$cc -std=gnu11 -O2 -Wall -Wextra -Werror -I"$work" $libs -o "$out.tmp" native/smc-bpf.c \
   -Wl,-Bstatic -lbpf -lelf -lz -Wl,-Bdynamic -Wl,-z,relro,-z,now
 mv "$out.tmp" "$out"

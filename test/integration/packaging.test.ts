@@ -13,10 +13,10 @@ import { REPO, type RunResult } from '../helpers/run';
 const MiB = 1024 * 1024;
 const COMPILER = /(^|-)(cc|gcc|g\+\+|c\+\+|cpp|clang|clang\+\+|ld|ld\.\w+|as|make|gmake|tcc)(-[\d.]+)?$|gcc|g\+\+|clang/;
 const PREBUILT = ['x64', 'arm64', 's390x'];
-// the addon and the launcher's LD_PRELOAD library; for x64 (the build host's architecture) also the BPF
-// switch's loader (cross builds of it need libbpf for each architecture: not made yet)
+// the addon and the launcher's LD_PRELOAD library; for x64 and arm64 also the BPF switch's loader (not for
+// s390x: Debian 12's bpftool cannot embed a big-endian object, see scripts/build-prebuilds.sh)
 const PREBUILT_FILES = ['smc_run.glibc.node', 'smc-preload.so'];
-const prebuiltFiles = (arch: string): string[] => (arch === 'x64' ? [...PREBUILT_FILES, 'smc-bpf'] : PREBUILT_FILES);
+const prebuiltFiles = (arch: string): string[] => (arch === 's390x' ? PREBUILT_FILES : [...PREBUILT_FILES, 'smc-bpf']);
 const QUIET_NPM = { npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
 
 /** sh -c in cwd with PATH/env as given (absolute /bin/sh: the PATH may hold no shell); no stdin. */

@@ -29,10 +29,12 @@ apt_need() {
   for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || need+=("$p"); done
   ((${#need[@]})) || return 0
   log "apt-get install ${need[*]}"
+  # waits for dpkg's lock when another apt-get holds it (instead of failing the step)
+  local lock=(-o DPkg::Lock::Timeout=600)
   if [ ! -e "$CACHE_ROOT/.apt-updated" ] || ! apt-get install -y --no-install-recommends --dry-run "${need[@]}" >/dev/null 2>&1; then
-    apt-get update -qq && mkdir -p "$CACHE_ROOT" && touch "$CACHE_ROOT/.apt-updated"
+    apt-get "${lock[@]}" update -qq && mkdir -p "$CACHE_ROOT" && touch "$CACHE_ROOT/.apt-updated"
   fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get "${lock[@]}" install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 }
 
 # The lanes, in the order `--target all` runs them, as name:reports (how many vitest runs their guests

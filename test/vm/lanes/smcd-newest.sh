@@ -9,6 +9,6 @@ HERE=$(cd "$(dirname "$0")/.." && pwd)
 . "$HERE/lib.sh"
 # shellcheck disable=SC2086
 KERNEL=$(bash "$HERE/smcd/build-kernel.sh" ${LANE_KERNEL[smcd-newest]})
-# the BPF switch's container test runs Debian's crun, from the host's root that the guest boots
-apt_need crun
+# the BPF switch's container tests run Debian's crun and podman, from the host's root that the guest boots
+apt_need crun podman
 exec bash "$HERE/smcd/boot.sh" --timeout 1500 --kernel "$KERNEL" "$HERE/jobs/smcd-newest.sh" "$1"
