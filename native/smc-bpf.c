@@ -4,13 +4,18 @@
 // messages and the command line are the TypeScript CLI's (src/bpf/, src/cli/switch.ts); this program
 // prints one JSON object on stdout, or one line "CODE message" on stderr and exits 1.
 //
-//   smc-bpf probe             what this kernel allows: {"btf":..,"hook":..,"hsCtrl":..,"loaded":..}
+//   smc-bpf probe             what this kernel allows: {"btf":..,"hook":..,"hsCtrl":..,"loaded":..,
+//                             "objects":..} (objects: the embedded BPF objects open in this loader)
 //   smc-bpf enable NETNS [POLICY]  switch the namespace at NETNS (a path; the CLI passes /proc/self/fd/3);
 //                             POLICY (hex, src/bpf/policy.ts) also sets its destination policy (6.19+),
 //                             none clears one set before
 //   smc-bpf disable NETNS     stop switching it; the last one out unpins the program
 //   smc-bpf disable-all       unpin everything
 //   smc-bpf status            the namespaces switched: cookie, inode, sockets switched so far, policy
+//
+// The two BPF objects are compiled for this loader's byte order (scripts/build-bpf.sh) and embedded as
+// they are (.incbin below), opened from memory and found by name: building needs no bpftool that reads
+// the other byte order (Debian 12's can't), so the s390x loader is cross-built like the others.
 //
 // State lives in bpffs under /sys/fs/bpf/smc-run (the link keeps the program attached after this process
 // exits); a lock on that directory serialises concurrent commands. The destination policy is a BPF
@@ -35,8 +40,6 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include "smc-switch.skel.h"
-#include "smc-policy.skel.h"
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
@@ -126,6 +129,49 @@ __attribute__((noreturn)) static void die_bpf(const char *what, int err)
 	if (err == EPERM || err == EACCES)
 		die("EPERM", "%s: the kernel refused it to root (%s): kernel lockdown, an LSM or the container's policy forbids tracing BPF programs here", what, strerror(err));
 	die(errno_code(err), "%s: %s%s%s", what, strerror(err), libbpf_last[0] ? "; libbpf: " : "", libbpf_last);
+}
+
+// SMC_RUN_BPF_OBJDIR (the assembler's -I) holds smc-switch.bpf.o and smc-policy.bpf.o
+#define EMBED_OBJECT(sym, file)                                                        \
+	__asm__(".pushsection .rodata, \"a\"\n.balign 8\n.globl " #sym "\n" #sym ":\n" \
+	        ".incbin \"" file "\"\n.globl " #sym "_end\n" #sym "_end:\n.popsection\n")
+EMBED_OBJECT(smc_switch_object, "smc-switch.bpf.o");
+EMBED_OBJECT(smc_policy_object, "smc-policy.bpf.o");
+extern const char smc_switch_object[], smc_switch_object_end[];
+extern const char smc_policy_object[], smc_policy_object_end[];
+
+/** One embedded object, opened (parsed, not yet loaded): NULL with errno when libbpf refuses it. */
+static struct bpf_object *open_embedded(const char *name, const char *start, const char *end)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = name);
+	struct bpf_object *obj = bpf_object__open_mem(start, (size_t)(end - start), &opts);
+	long err = libbpf_get_error(obj);
+	if (err) {
+		errno = (int)-err;
+		return NULL;
+	}
+	return obj;
+}
+
+static struct bpf_object *open_switch(void)
+{
+	return open_embedded("smc_switch", smc_switch_object, smc_switch_object_end);
+}
+
+static struct bpf_object *open_policy(void)
+{
+	return open_embedded("smc_hs", smc_policy_object, smc_policy_object_end);
+}
+
+__attribute__((noreturn)) static void die_bpf(const char *what, int err);
+
+/** A map of an opened object by its name in native/smc-*.bpf.c (built from this repo: absent is a bug). */
+static struct bpf_map *map_named(struct bpf_object *obj, const char *name)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
+	if (!m)
+		die_bpf(name, ENOENT);
+	return m;
 }
 
 struct kernel_facts {
@@ -312,26 +358,27 @@ static int policy_map(void)
 	int fd = bpf_obj_get(POLICY_PIN);
 	if (fd >= 0 && access(HS_PIN, F_OK) == 0)
 		return fd;
-	struct smc_hs *skel = smc_hs__open();
-	if (!skel)
+	struct bpf_object *obj = open_policy();
+	if (!obj)
 		die_bpf("opening the destination policy", errno);
+	struct bpf_map *netns_map = map_named(obj, "smc_policy_netns"), *hs = map_named(obj, "smc_run_hs");
 	int err;
-	if (fd >= 0 && (err = bpf_map__reuse_fd(skel->maps.smc_policy_netns, fd)) != 0)
+	if (fd >= 0 && (err = bpf_map__reuse_fd(netns_map, fd)) != 0)
 		die_bpf("reusing the pinned policy map", -err);
-	if ((err = smc_hs__load(skel)) != 0)
+	if ((err = bpf_object__load(obj)) != 0)
 		die_bpf("loading the destination policy (struct_ops smc_hs_ctrl) into the kernel", -err);
 	int pinned = 0;
 	if (fd < 0) {
-		if ((err = bpf_map__pin(skel->maps.smc_policy_netns, POLICY_PIN)) != 0)
+		if ((err = bpf_map__pin(netns_map, POLICY_PIN)) != 0)
 			die_bpf("pinning the policy map", -err);
 		pinned = 1;
 	}
-	struct bpf_link *link = bpf_map__attach_struct_ops(skel->maps.smc_run_hs);
+	struct bpf_link *link = bpf_map__attach_struct_ops(hs);
 	err = libbpf_get_error(link);
 	if (!err) {
 		bpf_link__disconnect(link); // the registration outlives this process; disable deletes it
 		bpf_link__destroy(link);
-		err = bpf_map__pin(skel->maps.smc_run_hs, HS_PIN);
+		err = bpf_map__pin(hs, HS_PIN);
 	}
 	if (err) {
 		if (pinned)
@@ -340,8 +387,8 @@ static int policy_map(void)
 			die("EEXIST", "a BPF handshake controller named %s is registered, but not by this smc-run (no pin at %s): remove it, or reboot", HS_NAME, HS_PIN);
 		die_bpf("registering the destination policy (struct_ops smc_hs_ctrl)", -err);
 	}
-	fd = dup(bpf_map__fd(skel->maps.smc_policy_netns));
-	smc_hs__destroy(skel);
+	fd = dup(bpf_map__fd(netns_map));
+	bpf_object__close(obj);
 	return fd;
 }
 
@@ -402,32 +449,42 @@ static int cmd_probe(void)
 	struct utsname u;
 	uname(&u);
 	int loaded = access(LINK_PIN, F_OK) == 0;
-	printf("{\"kernel\":\"%s\",\"btf\":%s,\"hook\":%s,\"hsCtrl\":%s,\"loaded\":%s}\n", u.release, k.btf ? "true" : "false",
-	       k.hook ? "true" : "false", k.hs_ctrl ? "true" : "false", loaded ? "true" : "false");
+	// this loader can parse its own embedded objects (their byte order is its own): no kernel involved
+	struct bpf_object *sw = open_switch(), *pol = open_policy();
+	int objects = sw && pol;
+	bpf_object__close(sw);
+	bpf_object__close(pol);
+	printf("{\"kernel\":\"%s\",\"btf\":%s,\"hook\":%s,\"hsCtrl\":%s,\"loaded\":%s,\"objects\":%s}\n", u.release,
+	       k.btf ? "true" : "false", k.hook ? "true" : "false", k.hs_ctrl ? "true" : "false", loaded ? "true" : "false",
+	       objects ? "true" : "false");
 	return 0;
 }
 
 /** Loads, attaches and pins the program, reusing a pinned map when one is left (its entries stand). */
 static void load_and_pin(int map_fd, const struct netns_id *first, const struct ns_value *v)
 {
-	struct smc_switch *skel = smc_switch__open();
-	if (!skel)
+	struct bpf_object *obj = open_switch();
+	if (!obj)
 		die_bpf("opening the BPF switch", errno);
+	struct bpf_map *netns_map = map_named(obj, "smc_switch_netns");
+	struct bpf_program *prog = bpf_object__find_program_by_name(obj, "smc_switch");
+	if (!prog)
+		die_bpf("smc_switch", ENOENT);
 	int err;
-	if (map_fd >= 0 && (err = bpf_map__reuse_fd(skel->maps.smc_switch_netns, map_fd)) != 0)
+	if (map_fd >= 0 && (err = bpf_map__reuse_fd(netns_map, map_fd)) != 0)
 		die_bpf("reusing the pinned map", -err);
-	if ((err = smc_switch__load(skel)) != 0)
+	if ((err = bpf_object__load(obj)) != 0)
 		die_bpf("loading the BPF switch into the kernel", -err);
-	int fd = bpf_map__fd(skel->maps.smc_switch_netns);
+	int fd = bpf_map__fd(netns_map);
 	if (bpf_map_update_elem(fd, &first->cookie, v, BPF_ANY) != 0)
 		die_bpf("adding the namespace", errno);
 	int pinned_map = 0;
 	if (map_fd < 0) {
-		if ((err = bpf_map__pin(skel->maps.smc_switch_netns, MAP_PIN)) != 0)
+		if ((err = bpf_map__pin(netns_map, MAP_PIN)) != 0)
 			die_bpf("pinning the map", -err);
 		pinned_map = 1;
 	}
-	struct bpf_link *link = bpf_program__attach_trace(skel->progs.smc_switch);
+	struct bpf_link *link = bpf_program__attach_trace(prog);
 	err = libbpf_get_error(link);
 	if (!err && (err = bpf_link__pin(link, LINK_PIN)) == 0)
 		return; // the pinned link holds the program; this process may exit

@@ -1,9 +1,9 @@
 #!/bin/sh
 # Builds the BPF switch of `smc-run enable` (native/smc-switch.bpf.c), its destination policy
 # (native/smc-policy.bpf.c) and their loader (native/smc-bpf.c):
-# clang compiles the program for the target's byte order (bpfel; bpfeb for s390x) with BTF for CO-RE,
-# bpftool embeds the object in a libbpf skeleton, and the loader links libbpf, libelf and zlib statically
-# (the machine that runs it needs neither clang nor libbpf). Needs clang, bpftool and libbpf-dev.
+# clang compiles the programs for the target's byte order (bpfel; bpfeb for s390x) with BTF for CO-RE,
+# the loader embeds the objects as they are (.incbin) and links libbpf, libelf and zlib statically (the
+# machine that runs it needs neither clang nor libbpf). Needs clang and libbpf-dev (for TRIPLE).
 # usage: sh scripts/build-bpf.sh OUT [CC] [TRIPLE]   (npm run build: build/Release/smc-bpf, host gcc;
 #        scripts/build-prebuilds.sh: prebuilds/linux-<arch>/smc-bpf)
 # SMC_RUN_BPF_SYSROOT=DIR: libbpf, libelf and zlib for TRIPLE under DIR/usr (a cross build:
@@ -21,30 +21,27 @@ if [ -z "${2:-}" ] && [ -f "$out" ]; then
 fi
 missing=
 command -v clang >/dev/null || missing="$missing clang"
-command -v bpftool >/dev/null || [ -x /usr/sbin/bpftool ] || missing="$missing bpftool"
 sysroot=${SMC_RUN_BPF_SYSROOT:-}
 [ -f "$sysroot/usr/lib/$triple/libbpf.a" ] || missing="$missing libbpf-dev${3:+:$triple}"
 if [ -n "$missing" ]; then
-  echo "smc-run: the BPF switch (smc-run enable) was not built: missing$missing (Debian: apt-get install clang bpftool libbpf-dev)" >&2
+  echo "smc-run: the BPF switch (smc-run enable) was not built: missing$missing (Debian: apt-get install clang libbpf-dev)" >&2
   [ "${SMC_RUN_REQUIRE_BPF:-}" != 1 ] || exit 1
   exit 0
 fi
-bpftool=$(command -v bpftool || echo /usr/sbin/bpftool)
 case $triple in s390x-*) target=bpfeb ;; *) target=bpfel ;; esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # -I for <asm/types.h> under <linux/types.h>: the integer types are the same on every Linux target
 # two objects: the switch (6.11+) and the destination policy (smc_hs_ctrl, 6.19+), loaded only where the
 # kernel has that struct_ops type
-for prog in switch:smc_switch policy:smc_hs; do
+for prog in switch policy; do
   clang -O2 -g -target $target -Wall -Werror -I"/usr/include/$triple" -I/usr/include/x86_64-linux-gnu \
-    -c "native/smc-${prog%%:*}.bpf.c" -o "$work/smc-${prog%%:*}.bpf.o"
-  "$bpftool" gen skeleton "$work/smc-${prog%%:*}.bpf.o" name "${prog#*:}" > "$work/smc-${prog%%:*}.skel.h"
+    -c "native/smc-$prog.bpf.c" -o "$work/smc-$prog.bpf.o"
 done
 mkdir -p "$(dirname "$out")"
 libs=
 [ -z "$sysroot" ] || libs="-I$sysroot/usr/include -L$sysroot/usr/lib/$triple"
 # shellcheck disable=SC2086
-$cc -std=gnu11 -O2 -Wall -Wextra -Werror -I"$work" $libs -o "$out.tmp" native/smc-bpf.c \
+$cc -std=gnu11 -O2 -Wall -Wextra -Werror -Wa,-I"$work" $libs -o "$out.tmp" native/smc-bpf.c \
   -Wl,-Bstatic -lbpf -lelf -lz -Wl,-Bdynamic -Wl,-z,relro,-z,now
 mv "$out.tmp" "$out"

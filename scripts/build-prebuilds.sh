@@ -2,9 +2,8 @@
 # Prebuilt N-API addons for the npm tarball: prebuilds/linux-<arch>/smc_run.glibc.node, stripped, and
 # beside each the launcher's LD_PRELOAD library smc-preload.so (scripts/build-preload.sh, same compiler),
 # and the BPF switch's loader smc-bpf (scripts/build-bpf.sh; it links libbpf statically: for a foreign
-# architecture with Debian's libbpf-dev, libelf-dev and zlib1g-dev for it, unpacked by arch_bpf_sysroot)
-# for x64 and arm64. Not for s390x: bpftool embeds the big-endian object in the loader, and Debian 12's
-# bpftool (7.1, libbpf 1.1) refuses to open an object of the other byte order ("Endian mismatch").
+# architecture with Debian's libbpf-dev, libelf-dev and zlib1g-dev for it, unpacked by arch_bpf_sysroot;
+# s390x's loader embeds the big-endian objects).
 #
 # usage:  npm run build:prebuilds                  # linux-x64, linux-arm64, linux-s390x
 #         bash scripts/build-prebuilds.sh s390x     # one or more of: x64 arm64 s390x
@@ -31,15 +30,12 @@ host=$(node -p process.arch)
 mkdir -p build "$ARCH_CACHE_ROOT"
 sources_hash=$({ cat binding.gyp native/* scripts/build-prebuilds.sh scripts/build-bpf.sh; node -p 'require("node-addon-api/package.json").version'; } | sha256sum | cut -c1-16)
 
-# the architectures whose prebuilds include the BPF switch's loader (see above for s390x)
-bpf_loader_for() { [ "$1" = "$host" ] || [ "$1" = arm64 ]; }
-
 for arch in "${archs[@]}"; do
   arch_vars "$arch"
   out=prebuilds/linux-$ARCH_NODE_ARCH
   stamp=build/prebuild-$ARCH_NODE_ARCH.stamp
   if [ -z "${SMC_RUN_PREBUILD_FORCE:-}" ] && [ -f "$out/smc_run.glibc.node" ] && [ -f "$out/smc-preload.so" ] &&
-     { ! bpf_loader_for "$ARCH_NODE_ARCH" || [ -f "$out/smc-bpf" ] || ! command -v clang >/dev/null; } &&
+     { [ -f "$out/smc-bpf" ] || ! command -v clang >/dev/null; } &&
      [ "$(cat "$stamp" 2>/dev/null)" = "$sources_hash" ]; then
     echo "prebuild $out: up to date"
     continue
@@ -66,13 +62,11 @@ for arch in "${archs[@]}"; do
   rm -rf "$work"
   sh scripts/build-preload.sh "$out/smc-preload.so" "$cc" && "$strip_bin" "$out/smc-preload.so" ||
     arch_die "LD_PRELOAD library for linux-$ARCH_NODE_ARCH failed"
-  if bpf_loader_for "$ARCH_NODE_ARCH"; then
-    bpf_sysroot=
-    if [ "$ARCH_NODE_ARCH" != "$host" ]; then arch_bpf_sysroot "$ARCH_NODE_ARCH"; bpf_sysroot=$ARCH_BPF_SYSROOT; fi
-    SMC_RUN_BPF_SYSROOT=$bpf_sysroot sh scripts/build-bpf.sh "$out/smc-bpf" "$cc" "$ARCH_TRIPLE" &&
-      { [ ! -f "$out/smc-bpf" ] || "$strip_bin" "$out/smc-bpf"; } ||
-      arch_die "BPF switch loader for linux-$ARCH_NODE_ARCH failed"
-  fi
+  bpf_sysroot=
+  if [ "$ARCH_NODE_ARCH" != "$host" ]; then arch_bpf_sysroot "$ARCH_NODE_ARCH"; bpf_sysroot=$ARCH_BPF_SYSROOT; fi
+  SMC_RUN_BPF_SYSROOT=$bpf_sysroot sh scripts/build-bpf.sh "$out/smc-bpf" "$cc" "$ARCH_TRIPLE" &&
+    { [ ! -f "$out/smc-bpf" ] || "$strip_bin" "$out/smc-bpf"; } ||
+    arch_die "BPF switch loader for linux-$ARCH_NODE_ARCH failed"
   echo "$sources_hash" >"$stamp"
   f=$(ls "$out"/*.node)
   echo "prebuild $f: $(stat -c %s "$f") bytes, $(( $(date +%s) - start )) s"

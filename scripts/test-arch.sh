@@ -62,25 +62,27 @@ if (process.arch !== process.env.SMC_RUN_ARCH_LANE || !a.path.includes(want)) {
 console.log(`== node ${process.version} ${process.arch} ${os.endianness()} (kernel ${os.release()}), addon ${a.path.slice(a.path.indexOf("prebuilds/"))}`);
 '
 
-# the prebuilt BPF switch loader (arm64; none for s390x, see scripts/build-prebuilds.sh) is the one the
-# CLI picks on this arch, and it reads the host kernel's BTF (the other machine's file) as the x86_64
-# build does; whether BTF names the hook is checked against the file's own string table as well
-if [ "$arch" = arm64 ]; then
-  node -e '
+# the prebuilt BPF switch loader is the one the CLI picks on this arch; it opens its embedded BPF objects
+# (built for this arch's byte order: bpfeb on s390x, where a loader handed bpfel objects reports
+# "objects":false) and reads the host kernel's BTF (the other machine's file, in the other byte order on
+# s390x) as the x86_64 build does; whether BTF names the hook is checked against the file's own string
+# table as well. Loading into a kernel is the SMC guests' part (x86_64).
+node -e '
 const fs = require("fs"), { execFileSync } = require("child_process");
 const { loaderPath, probeKernel } = require("./dist/bpf/switch.js");
 const fail = (m) => { console.error("test:arch: BPF loader: " + m); process.exit(1); };
+const want = "prebuilds/linux-" + process.env.SMC_RUN_ARCH_LANE + "/smc-bpf";
 const p = loaderPath();
-if (!p || !p.includes("prebuilds/linux-arm64/smc-bpf")) fail(`the CLI picks ${p}, not prebuilds/linux-arm64/smc-bpf`);
+if (!p || !p.includes(want)) fail(`the CLI picks ${p}, not ${want}`);
 const got = probeKernel();
 const host = JSON.parse(execFileSync(process.argv[1], ["probe"], { encoding: "utf8" }));
-if (JSON.stringify(got) !== JSON.stringify(host)) fail(`arm64 probe ${JSON.stringify(got)} != host ${JSON.stringify(host)}`);
+if (got.objects !== true) fail(`${want} cannot open its embedded BPF objects: ${JSON.stringify(got)}`);
+if (JSON.stringify(got) !== JSON.stringify(host)) fail(`${process.arch} probe ${JSON.stringify(got)} != host ${JSON.stringify(host)}`);
 const btf = fs.existsSync("/sys/kernel/btf/vmlinux") ? fs.readFileSync("/sys/kernel/btf/vmlinux") : undefined;
 const named = (n) => !!btf && btf.includes(Buffer.from("\0" + n + "\0"));
 if (got.btf !== !!btf || got.hook !== named("update_socket_protocol") || got.hsCtrl !== named("smc_hs_ctrl")) fail(`probe ${JSON.stringify(got)} disagrees with the BTF file`);
-console.log(`== BPF loader ${p.slice(p.indexOf("prebuilds/"))}: probe ${JSON.stringify(got)}, as the host build and the BTF file say`);
+console.log(`== BPF loader ${want}: probe ${JSON.stringify(got)}, as the host build and the BTF file say`);
 ' "$PWD/build/Release/smc-bpf"
-fi
 
 results=$(mktemp -d)
 trap 'rm -rf "$results"' EXIT
@@ -108,8 +110,7 @@ set +e
 # - sysctl-cli: the sysctl commands' output formats, usage errors and the no-SMC error, from the host
 #   kernel's /proc: JavaScript and /proc text, nothing that depends on the arch or its byte order (the
 #   addon's namespace calls run in the launcher and doctor tests here); 81 s of the s390x lane.
-# - bpf-switch: its command side is JavaScript tested on the host, and s390x has no prebuilt loader; the
-#   arm64 loader's probe is checked above instead.
+# - bpf-switch: its command side is JavaScript tested on the host; this arch's loader is checked above.
 # - ops-dashboard, lane-report, policy-fuzz: the dashboard generator with the host's promtool (an x86_64
 #   binary), the CI's lane gate, and the policy parser against a BigInt reference: JavaScript on strings
 #   and JSON, no addon, no binary data (about 33 s of each lane).

@@ -21,6 +21,8 @@ export interface BpfKernelFacts {
   hsCtrl: boolean;
   /** the switch is attached (pinned in bpffs) */
   loaded: boolean;
+  /** the loader parses its embedded BPF objects (false: they were built for the other byte order) */
+  objects: boolean;
 }
 
 export interface SwitchedNamespace {
@@ -77,6 +79,7 @@ function isForThisMachine(file: string): boolean {
 
 /** Why this kernel can't take the switch (undefined: it can): the one wording status and doctor use. */
 export function switchImpossible(k: BpfKernelFacts): string | undefined {
+  if (!k.objects) return 'this smc-bpf cannot open its own BPF objects: a broken build, rebuild it with npm run build';
   if (!k.btf) return 'no BTF';
   if (!k.hook) return 'no update_socket_protocol hook, Linux 6.6+';
   return undefined;
@@ -86,7 +89,7 @@ export function switchImpossible(k: BpfKernelFacts): string | undefined {
 function run<T>(args: string[], ns?: NetnsHandle): T {
   const loader = loaderPath();
   if (loader === undefined) {
-    throw new CliError('ENOTSUP', `the BPF switch is not built for this machine (linux-${process.arch}): no smc-bpf in the package; build it with npm run build (needs clang, bpftool, libbpf-dev), or start programs with the launcher instead (smc-run PROGRAM)`);
+    throw new CliError('ENOTSUP', `the BPF switch is not built for this machine (linux-${process.arch}): no smc-bpf in the package; build it with npm run build (needs clang and libbpf-dev), or start programs with the launcher instead (smc-run PROGRAM)`);
   }
   const argv = ns === undefined ? args : args.map((a) => (a === '@netns' ? '/proc/self/fd/3' : a));
   const stdio: ('ignore' | 'pipe' | number)[] = ['ignore', 'pipe', 'pipe'];

@@ -240,3 +240,26 @@ describe.runIf(EXPECT_MODE === 'smcd')('s390x (big-endian) on a real SMC-D kerne
     expect(r.stdout).toMatch(/SMC is ready/);
   }, SLOW);
 });
+
+// this kernel is built without BTF (test/vm/s390x/config.fragment): the prebuilt s390x loader runs
+// natively here, opens its big-endian BPF objects, and refuses to switch for the reason the kernel gives
+describe.runIf(EXPECT_MODE === 'smcd')('s390x BPF switch loader on a kernel without BTF', () => {
+  const ns = `smcrun-s390x-bpf-${process.pid}`;
+  beforeAll(async () => {
+    expect((await run('ip', ['netns', 'add', ns])).code).toBe(0);
+  });
+  afterAll(async () => {
+    await run('ip', ['netns', 'del', ns]);
+  });
+
+  it('status says the switch is not possible (no BTF) and the objects open; enable fails in one line, pins nothing', async () => {
+    expect(fs.existsSync('/sys/kernel/btf/vmlinux')).toBe(false);
+    const st = await json<{ kernel: { kernel: string; btf: boolean; objects: boolean }; possible: boolean; loaded: boolean }>(['status']);
+    expect(st).toMatchObject({ kernel: { kernel: os.release(), btf: false, objects: true }, possible: false, loaded: false });
+    const r = await smcRun(['enable', '--netns', ns]);
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(r.stderr.trim().split('\n'), r.stderr).toHaveLength(1);
+    expect(r.stderr).toMatch(/has no BTF/);
+    expect(fs.existsSync('/sys/fs/bpf/smc-run')).toBe(false);
+  }, SLOW);
+});
