@@ -131,7 +131,7 @@ __attribute__((noreturn)) static void die_bpf(const char *what, int err)
 	die(errno_code(err), "%s: %s%s%s", what, strerror(err), libbpf_last[0] ? "; libbpf: " : "", libbpf_last);
 }
 
-// SMC_RUN_BPF_OBJDIR (the assembler's -I) holds smc-switch.bpf.o and smc-policy.bpf.o
+// the objects are found on the assembler's include path (scripts/build-bpf.sh: -Wa,-I with its work dir)
 #define EMBED_OBJECT(sym, file)                                                        \
 	__asm__(".pushsection .rodata, \"a\"\n.balign 8\n.globl " #sym "\n" #sym ":\n" \
 	        ".incbin \"" file "\"\n.globl " #sym "_end\n" #sym "_end:\n.popsection\n")
@@ -162,8 +162,6 @@ static struct bpf_object *open_policy(void)
 {
 	return open_embedded("smc_hs", smc_policy_object, smc_policy_object_end);
 }
-
-__attribute__((noreturn)) static void die_bpf(const char *what, int err);
 
 /** A map of an opened object by its name in native/smc-*.bpf.c (built from this repo: absent is a bug). */
 static struct bpf_map *map_named(struct bpf_object *obj, const char *name)
