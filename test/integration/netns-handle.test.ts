@@ -62,8 +62,8 @@ describe('the namespace handle of a command', () => {
   });
 
   it('a zombie --target (exited, not yet reaped) has no namespace: ESRCH, one line', async () => {
-    // sleep 0 is a child of the exec'd sleep 60, which never reaps it
-    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // a parent that never reaps its exited child (a shell may reap it before exec: seen once in CI)
+    const parent = spawn('python3', ['-c', 'import os, time\npid = os.fork()\nif pid == 0: os._exit(0)\nprint(pid, flush=True)\ntime.sleep(60)'], { stdio: ['ignore', 'pipe', 'ignore'] });
     children.push(parent);
     const zombie = Number(await new Promise<string>((r) => parent.stdout!.once('data', (d) => r(String(d)))));
     for (let i = 0; i < 200 && !/\) Z /.test(fs.readFileSync(`/proc/${zombie}/stat`, 'utf8')); i++) await new Promise((r) => setTimeout(r, 25));
