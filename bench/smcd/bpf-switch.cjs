@@ -2,14 +2,21 @@
 // In the SMC-D guest on the newest kernel (bash bench/smcd/in-guest.sh --newest bench/smcd/bpf-switch.cjs): what the BPF switch
 // and its destination policy cost at connection setup. The C reference program (bench/c/smc-bench, plain
 // AF_INET sockets, no launcher) makes sequential connections (connect, 8-byte header, 1-byte reply, close)
-// to its server in a network namespace of its own, in four modes per round, the order rotated:
-//   tcp       the namespace not switched: plain TCP
-//   tcp-aa    the same again (A/A control)
-//   excluded  switched, with `--exclude 127.0.0.1` (smc_hs_ctrl): SMC sockets whose handshake carries no
-//             SMC option, so plain TCP inside SMC sockets, no CLC exchange
-//   smcd      switched, no policy: SMC-D on both ends
-// Each run is checked: the switch's counter (sockets switched) and the policy's (connections held back)
-// moved as the mode says, and the namespace's SMC-D connection count moved only in mode smcd.
+// to its server in a network namespace of its own, in six modes per round, the order rotated:
+//   tcp          the namespace not switched: plain TCP
+//   tcp-aa       the same again (A/A control)
+//   excluded     switched, with `--exclude 127.0.0.1` (smc_hs_ctrl): SMC sockets whose handshake carries no
+//                SMC option, so plain TCP inside SMC sockets, no CLC exchange
+//   excl-client  only the client is an SMC socket held back by the policy: the server's listener was made
+//                before the switch was enabled, so it is a plain TCP listener (a peer that is not switched)
+//   excl-server  only the server is: its listener was made while the switch (with the policy) was enabled,
+//                the client after it was disabled again (an SMC listener serving a TCP client)
+//   smcd         switched, no policy: SMC-D on both ends
+// The two one-sided modes say which end the excluded connection's cost sits on. The switch decides when
+// socket() is called, so a listener keeps the protocol it was made with, and accepted sockets never pass it.
+// Each run is checked: the switch's counter (sockets switched: the listener when the server's side is switched,
+// every client socket when the client's is), the policy's (connections held back) and the namespace's SMC-D
+// connection count (it moves only in mode smcd).
 //   node bench/smcd/bpf-switch.cjs [--rounds N] [--dur S] [--warm S] [--out FILE]
 //   node bench/smcd/bpf-switch.cjs --report   (host: rewrites its bench/REPORT.md section from the JSON)
 const { execFileSync } = require('node:child_process');
@@ -31,7 +38,16 @@ const DUR = arg('dur', '3');
 const WARM = arg('warm', '1');
 const OUT = arg('out', path.join(ROOT, 'bench', 'results', 'bpf-switch.json'));
 const NS = `smcrun-bench-${process.pid}`;
-const MODES = ['tcp', 'tcp-aa', 'excluded', 'smcd'];
+const MODES = ['tcp', 'tcp-aa', 'excluded', 'excl-client', 'excl-server', 'smcd'];
+/** What the switch does while the server's listener is made, and while the client runs. */
+const SIDES = {
+  tcp: { server: 'off', client: 'off' },
+  'tcp-aa': { server: 'off', client: 'off' },
+  excluded: { server: 'exclude', client: 'exclude' },
+  'excl-client': { server: 'off', client: 'exclude' },
+  'excl-server': { server: 'exclude', client: 'off' },
+  smcd: { server: 'all', client: 'all' },
+};
 const log = (...a) => console.error(`[bpf-switch ${new Date().toISOString().slice(11, 19)}]`, ...a);
 
 const smcRun = (args) => JSON.parse(execFileSync(BIN, [...args, '--json'], { encoding: 'utf8' }));
@@ -45,29 +61,42 @@ function counters() {
   return { switched: ns ? ns.switched : 0, held: ns && ns.policy ? ns.policy.held : 0, smcd: sys.clientV1 + sys.clientV2 };
 }
 
-function configure(mode) {
-  if (mode.startsWith('tcp')) smcRun(['disable', '--all']);
-  else if (mode === 'excluded') smcRun(['enable', '--netns', NS, '--exclude', '127.0.0.1']);
+function configure(side) {
+  if (side === 'off') smcRun(['disable', '--all']);
+  else if (side === 'exclude') smcRun(['enable', '--netns', NS, '--exclude', '127.0.0.1']);
   else smcRun(['enable', '--netns', NS]);
 }
 
+const minus = (a, b) => ({ switched: a.switched - b.switched, held: a.held - b.held, smcd: a.smcd - b.smcd });
+
+/** What a run's counters must show: the listener switched or not, each client socket switched and held or not. */
+function check(mode, listener, d, conns) {
+  const { server, client } = SIDES[mode];
+  const problems = [];
+  if (listener !== (server === 'off' ? 0 : 1)) problems.push(`${mode}: ${listener} sockets switched while the server started`);
+  const clientOk = {
+    off: d.switched === 0 && d.held === 0,
+    exclude: d.switched >= conns && d.held >= conns,
+    all: d.switched >= conns && d.held === 0,
+  }[client];
+  if (!clientOk) problems.push(`${mode}: counters moved ${JSON.stringify(d)} for ${conns} connections`);
+  if (!(mode === 'smcd' ? d.smcd >= conns : d.smcd === 0)) problems.push(`${mode}: ${d.smcd} SMC-D connections for ${conns}`);
+  return problems;
+}
+
 async function one(mode) {
-  configure(mode);
-  const before = counters();
+  const { server, client } = SIDES[mode];
+  configure(server);
+  const c0 = counters();
   const { proc, info } = await startServer(inNs(pin('1', [BENCH, 'server', '-f', 'inet'])), process.env);
   try {
+    const listener = counters().switched - c0.switched;
+    if (client !== server) configure(client);
+    const before = counters();
     const r = await runClient(inNs(pin('0', [BENCH, 'client', '-p', String(info.port), '-m', 'conn', '-s', '1', '-f', 'inet', '-d', DUR, '-w', WARM])), process.env);
-    const after = counters();
-    const d = { switched: after.switched - before.switched, held: after.held - before.held, smcd: after.smcd - before.smcd };
+    const d = minus(counters(), before);
     const conns = r.connections;
-    // each connection: a client socket (and the listener once); the policy decides each connection once
-    const want = {
-      tcp: d.switched === 0 && d.held === 0 && d.smcd === 0,
-      excluded: d.switched >= conns && d.held >= conns && d.smcd === 0,
-      smcd: d.switched >= conns && d.held === 0 && d.smcd >= conns,
-    }[mode.startsWith('tcp') ? 'tcp' : mode];
-    const problems = want ? [] : [`${mode}: counters moved ${JSON.stringify(d)} for ${conns} connections`];
-    return { mode, connPerSec: r.perSec, connections: conns, delta: d, problems };
+    return { mode, connPerSec: r.perSec, connections: conns, listener, delta: d, problems: check(mode, listener, d, conns) };
   } finally {
     try { execFileSync('ip', inNs([BENCH, 'quit', '-p', String(info.port)]).slice(1), { stdio: 'ignore' }); } catch { /* gone */ }
     proc.kill('SIGTERM');
@@ -93,6 +122,8 @@ async function main() {
   const ratios = {
     'tcp-aa/tcp': perRoundRatios(runs, ROUNDS, 'tcp-aa', 'tcp', ['connPerSec']).connPerSec,
     'excluded/tcp': perRoundRatios(runs, ROUNDS, 'excluded', 'tcp', ['connPerSec']).connPerSec,
+    'excl-client/tcp': perRoundRatios(runs, ROUNDS, 'excl-client', 'tcp', ['connPerSec']).connPerSec,
+    'excl-server/tcp': perRoundRatios(runs, ROUNDS, 'excl-server', 'tcp', ['connPerSec']).connPerSec,
     'smcd/tcp': perRoundRatios(runs, ROUNDS, 'smcd', 'tcp', ['connPerSec']).connPerSec,
     'smcd/excluded': perRoundRatios(runs, ROUNDS, 'smcd', 'excluded', ['connPerSec']).connPerSec,
   };
@@ -118,12 +149,13 @@ function report() {
     '',
     '| mode | conn/s (median) |',
     '|---|---|',
-    ...['tcp', 'tcp-aa', 'excluded', 'smcd'].map((m) => `| ${m} | ${r.medians[m].connPerSec.toFixed(1)} |`),
+    ...MODES.filter((m) => r.medians[m]).map((m) => `| ${m} | ${r.medians[m].connPerSec.toFixed(1)} |`),
     '',
     '| ratio (within a round) | median | min - max |',
     '|---|---|---|',
     row('tcp-aa / tcp (A/A)', r.ratios['tcp-aa/tcp']),
     row('excluded / tcp', r.ratios['excluded/tcp']),
+    ...(r.ratios['excl-client/tcp'] ? [row('excl-client / tcp (only the client switched)', r.ratios['excl-client/tcp']), row('excl-server / tcp (only the listener switched)', r.ratios['excl-server/tcp'])] : []),
     row('smcd / tcp', r.ratios['smcd/tcp']),
     row('smcd / excluded', r.ratios['smcd/excluded']),
   ].join('\n');
