@@ -2,13 +2,16 @@
 // In the SMC-D guest on the newest kernel (bash bench/smcd/in-guest.sh --newest bench/smcd/bpf-switch.cjs): what the BPF switch
 // and its destination policy cost at connection setup. The C reference program (bench/c/smc-bench, plain
 // AF_INET sockets, no launcher) makes sequential connections (connect, 8-byte header, 1-byte reply, close)
-// to its server in a network namespace of its own, in six modes per round, the order rotated:
+// to its server in a network namespace of its own, in seven modes per round, the order rotated:
 //   tcp          the namespace not switched: plain TCP
 //   tcp-aa       the same again (A/A control)
 //   excluded     switched, with `--exclude 127.0.0.1` (smc_hs_ctrl): SMC sockets whose handshake carries no
 //                SMC option, so plain TCP inside SMC sockets, no CLC exchange
 //   excl-client  only the client is an SMC socket held back by the policy: the server's listener was made
 //                before the switch was enabled, so it is a plain TCP listener (a peer that is not switched)
+//   excl-own     as excl-client, but the client makes its AF_SMC socket itself (smc-bench -f smc) and the
+//                switch leaves it alone: excl-client / excl-own is what switching adds to an SMC socket the
+//                program makes itself (the BPF program, and an AF_INET IPPROTO_SMC socket against AF_SMC)
 //   excl-server  only the server is: its listener was made while the switch (with the policy) was enabled,
 //                the client after it was disabled again (an SMC listener serving a TCP client)
 //   smcd         switched, no policy: SMC-D on both ends
@@ -38,13 +41,14 @@ const DUR = arg('dur', '3');
 const WARM = arg('warm', '1');
 const OUT = arg('out', path.join(ROOT, 'bench', 'results', 'bpf-switch.json'));
 const NS = `smcrun-bench-${process.pid}`;
-const MODES = ['tcp', 'tcp-aa', 'excluded', 'excl-client', 'excl-server', 'smcd'];
+const MODES = ['tcp', 'tcp-aa', 'excluded', 'excl-client', 'excl-own', 'excl-server', 'smcd'];
 /** What the switch does while the server's listener is made, and while the client runs. */
 const SIDES = {
   tcp: { server: 'off', client: 'off' },
   'tcp-aa': { server: 'off', client: 'off' },
   excluded: { server: 'exclude', client: 'exclude' },
   'excl-client': { server: 'off', client: 'exclude' },
+  'excl-own': { server: 'off', client: 'exclude', family: 'smc' },
   'excl-server': { server: 'exclude', client: 'off' },
   smcd: { server: 'all', client: 'all' },
 };
@@ -71,12 +75,12 @@ const minus = (a, b) => ({ switched: a.switched - b.switched, held: a.held - b.h
 
 /** What a run's counters must show: the listener switched or not, each client socket switched and held or not. */
 function check(mode, listener, d, conns) {
-  const { server, client } = SIDES[mode];
+  const { server, client, family } = SIDES[mode];
   const problems = [];
   if (listener !== (server === 'off' ? 0 : 1)) problems.push(`${mode}: ${listener} sockets switched while the server started`);
   const clientOk = {
     off: d.switched === 0 && d.held === 0,
-    exclude: d.switched >= conns && d.held >= conns,
+    exclude: (family ? d.switched === 0 : d.switched >= conns) && d.held >= conns,
     all: d.switched >= conns && d.held === 0,
   }[client];
   if (!clientOk) problems.push(`${mode}: counters moved ${JSON.stringify(d)} for ${conns} connections`);
@@ -85,7 +89,7 @@ function check(mode, listener, d, conns) {
 }
 
 async function one(mode) {
-  const { server, client } = SIDES[mode];
+  const { server, client, family = 'inet' } = SIDES[mode];
   configure(server);
   const c0 = counters();
   const { proc, info } = await startServer(inNs(pin('1', [BENCH, 'server', '-f', 'inet'])), process.env);
@@ -93,7 +97,7 @@ async function one(mode) {
     const listener = counters().switched - c0.switched;
     if (client !== server) configure(client);
     const before = counters();
-    const r = await runClient(inNs(pin('0', [BENCH, 'client', '-p', String(info.port), '-m', 'conn', '-s', '1', '-f', 'inet', '-d', DUR, '-w', WARM])), process.env);
+    const r = await runClient(inNs(pin('0', [BENCH, 'client', '-p', String(info.port), '-m', 'conn', '-s', '1', '-f', family, '-d', DUR, '-w', WARM])), process.env);
     const d = minus(counters(), before);
     const conns = r.connections;
     return { mode, connPerSec: r.perSec, connections: conns, listener, delta: d, problems: check(mode, listener, d, conns) };
@@ -123,6 +127,7 @@ async function main() {
     'tcp-aa/tcp': perRoundRatios(runs, ROUNDS, 'tcp-aa', 'tcp', ['connPerSec']).connPerSec,
     'excluded/tcp': perRoundRatios(runs, ROUNDS, 'excluded', 'tcp', ['connPerSec']).connPerSec,
     'excl-client/tcp': perRoundRatios(runs, ROUNDS, 'excl-client', 'tcp', ['connPerSec']).connPerSec,
+    'excl-client/excl-own': perRoundRatios(runs, ROUNDS, 'excl-client', 'excl-own', ['connPerSec']).connPerSec,
     'excl-server/tcp': perRoundRatios(runs, ROUNDS, 'excl-server', 'tcp', ['connPerSec']).connPerSec,
     'smcd/tcp': perRoundRatios(runs, ROUNDS, 'smcd', 'tcp', ['connPerSec']).connPerSec,
     'smcd/excluded': perRoundRatios(runs, ROUNDS, 'smcd', 'excluded', ['connPerSec']).connPerSec,
@@ -144,7 +149,7 @@ function report() {
     '## BPF switch: connection setup (SMC-D guest, newest kernel)',
     '',
     `Kernel ${r.kernel}; clock: ${clockText(r)}; ${r.rounds} rounds, each mode ${r.dur} s after ${r.warm} s warm-up, modes side by side in`,
-    'rotated order; sequential connections of bench/c/smc-bench (AF_INET sockets, no launcher) in a namespace of its own, each',
+    'rotated order; sequential connections of bench/c/smc-bench (AF_INET sockets but in excl-own, no launcher) in a namespace of its own, each',
     'run checked through the switch\'s and the policy\'s counters and the namespace\'s SMC-D connection count.',
     '',
     '| mode | conn/s (median) |',
@@ -156,6 +161,7 @@ function report() {
     row('tcp-aa / tcp (A/A)', r.ratios['tcp-aa/tcp']),
     row('excluded / tcp', r.ratios['excluded/tcp']),
     ...(r.ratios['excl-client/tcp'] ? [row('excl-client / tcp (only the client switched)', r.ratios['excl-client/tcp']), row('excl-server / tcp (only the listener switched)', r.ratios['excl-server/tcp'])] : []),
+    ...(r.ratios['excl-client/excl-own'] ? [row('excl-client / excl-own (what switching adds)', r.ratios['excl-client/excl-own'])] : []),
     row('smcd / tcp', r.ratios['smcd/tcp']),
     row('smcd / excluded', r.ratios['smcd/excluded']),
   ].join('\n');
