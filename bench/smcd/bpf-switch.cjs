@@ -52,6 +52,16 @@ const SIDES = {
   'excl-server': { server: 'exclude', client: 'off' },
   smcd: { server: 'all', client: 'all' },
 };
+/** The ratios taken within each round, with the label the report gives them. */
+const RATIOS = [
+  ['tcp-aa', 'tcp', 'tcp-aa / tcp (A/A)'],
+  ['excluded', 'tcp', 'excluded / tcp'],
+  ['excl-client', 'tcp', 'excl-client / tcp (only the client switched)'],
+  ['excl-server', 'tcp', 'excl-server / tcp (only the listener switched)'],
+  ['excl-client', 'excl-own', 'excl-client / excl-own (what switching adds)'],
+  ['smcd', 'tcp', 'smcd / tcp'],
+  ['smcd', 'excluded', 'smcd / excluded'],
+];
 const log = (...a) => console.error(`[bpf-switch ${new Date().toISOString().slice(11, 19)}]`, ...a);
 
 const smcRun = (args) => JSON.parse(execFileSync(BIN, [...args, '--json'], { encoding: 'utf8' }));
@@ -123,15 +133,7 @@ async function main() {
     try { smcRun(['disable', '--all']); } catch { /* nothing loaded */ }
     execFileSync('ip', ['netns', 'del', NS]);
   }
-  const ratios = {
-    'tcp-aa/tcp': perRoundRatios(runs, ROUNDS, 'tcp-aa', 'tcp', ['connPerSec']).connPerSec,
-    'excluded/tcp': perRoundRatios(runs, ROUNDS, 'excluded', 'tcp', ['connPerSec']).connPerSec,
-    'excl-client/tcp': perRoundRatios(runs, ROUNDS, 'excl-client', 'tcp', ['connPerSec']).connPerSec,
-    'excl-client/excl-own': perRoundRatios(runs, ROUNDS, 'excl-client', 'excl-own', ['connPerSec']).connPerSec,
-    'excl-server/tcp': perRoundRatios(runs, ROUNDS, 'excl-server', 'tcp', ['connPerSec']).connPerSec,
-    'smcd/tcp': perRoundRatios(runs, ROUNDS, 'smcd', 'tcp', ['connPerSec']).connPerSec,
-    'smcd/excluded': perRoundRatios(runs, ROUNDS, 'smcd', 'excluded', ['connPerSec']).connPerSec,
-  };
+  const ratios = Object.fromEntries(RATIOS.map(([x, y]) => [`${x}/${y}`, perRoundRatios(runs, ROUNDS, x, y, ['connPerSec']).connPerSec]));
   const out = {
     kernel: execFileSync('uname', ['-r'], { encoding: 'utf8' }).trim(), clock: guestClock().id, rounds: ROUNDS, dur: Number(DUR), warm: Number(WARM),
     medians: mediansByMode(runs, MODES, ['connPerSec']), ratios, runs, problems: runs.flatMap((r) => r.problems),
@@ -154,16 +156,11 @@ function report() {
     '',
     '| mode | conn/s (median) |',
     '|---|---|',
-    ...MODES.filter((m) => r.medians[m]).map((m) => `| ${m} | ${r.medians[m].connPerSec.toFixed(1)} |`),
+    ...MODES.map((m) => `| ${m} | ${r.medians[m].connPerSec.toFixed(1)} |`),
     '',
     '| ratio (within a round) | median | min - max |',
     '|---|---|---|',
-    row('tcp-aa / tcp (A/A)', r.ratios['tcp-aa/tcp']),
-    row('excluded / tcp', r.ratios['excluded/tcp']),
-    ...(r.ratios['excl-client/tcp'] ? [row('excl-client / tcp (only the client switched)', r.ratios['excl-client/tcp']), row('excl-server / tcp (only the listener switched)', r.ratios['excl-server/tcp'])] : []),
-    ...(r.ratios['excl-client/excl-own'] ? [row('excl-client / excl-own (what switching adds)', r.ratios['excl-client/excl-own'])] : []),
-    row('smcd / tcp', r.ratios['smcd/tcp']),
-    row('smcd / excluded', r.ratios['smcd/excluded']),
+    ...RATIOS.map(([x, y, label]) => row(label, r.ratios[`${x}/${y}`])),
   ].join('\n');
   const file = path.join(ROOT, 'bench', 'REPORT.md');
   fs.writeFileSync(file, replaceSection(fs.readFileSync(file, 'utf8'), 'bpf-switch', body, 'bench/smcd/bpf-switch.cjs --report'));
