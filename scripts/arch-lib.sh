@@ -88,7 +88,7 @@ arch_sysroot() {
 }
 
 # arch_bpf_sysroot ARCH: the static libraries the BPF switch's loader links (libbpf, libelf, zlib) and
-# libbpf's headers, for ARCH -> ARCH_BPF_SYSROOT (scripts/build-bpf.sh reads it as SMC_RUN_BPF_SYSROOT)
+# libbpf's headers, for ARCH -> ARCH_BPF_SYSROOT (native/bpf/build.sh reads it as SMC_RUN_BPF_SYSROOT)
 arch_bpf_sysroot() {
   arch_vars "$1" || return
   ARCH_BPF_SYSROOT=$ARCH_DIR/bpf-sysroot

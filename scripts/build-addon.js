@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict';
 // Contributors' build of the native addon from source (npm run build, npm test): node-gyp rebuild into
-// build/Release, skipped when build/Release/smc_run.node is newer than binding.gyp and native/*. The npm
+// build/Release, skipped when build/Release/smc_run.node is newer than binding.gyp and native/addon/*. The npm
 // tarball carries prebuilds/ instead (npm pack: prepack -> npm run build:prebuilds) and has no install or
 // prepare script; `npm run build:native` forces a rebuild (and is the from-source command for consumers).
 const { spawnSync } = require('node:child_process');
@@ -10,8 +10,8 @@ const path = require('node:path');
 
 const root = path.join(__dirname, '..');
 const out = path.join(root, 'build', 'Release', 'smc_run.node');
-// the addon's sources (native/smc-preload.c is the LD_PRELOAD library: scripts/build-preload.sh)
-const inputs = ['binding.gyp', ...fs.readdirSync(path.join(root, 'native')).filter((f) => /\.(cc|h)$/.test(f)).map((f) => path.join('native', f))];
+// the addon's sources (native/preload and native/bpf are the other two programs, with builds of their own)
+const inputs = ['binding.gyp', ...fs.readdirSync(path.join(root, 'native', 'addon')).filter((f) => /\.(cc|h)$/.test(f)).map((f) => path.join('native', 'addon', f))];
 const newest = Math.max(...inputs.map((f) => fs.statSync(path.join(root, f)).mtimeMs));
 let built = 0;
 try {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prebuilt N-API addons for the npm tarball: prebuilds/linux-<arch>/smc_run.glibc.node, stripped, and
-# beside each the launcher's LD_PRELOAD library smc-preload.so (scripts/build-preload.sh, same compiler),
-# and the BPF switch's loader smc-bpf (scripts/build-bpf.sh; it links libbpf statically: for a foreign
+# beside each the launcher's LD_PRELOAD library smc-preload.so (native/preload/build.sh, same compiler),
+# and the BPF switch's loader smc-bpf (native/bpf/build.sh; it links libbpf statically: for a foreign
 # architecture with Debian's libbpf-dev, libelf-dev and zlib1g-dev for it, unpacked by arch_bpf_sysroot;
 # s390x's loader embeds the big-endian objects).
 #
@@ -28,7 +28,7 @@ nodedir=$(node -p 'require("path").resolve(process.execPath, "..", "..")')
   arch_die "no N-API headers in the local Node installation ($nodedir/include/node/node_api.h)"
 host=$(node -p process.arch)
 mkdir -p build "$ARCH_CACHE_ROOT"
-sources_hash=$({ cat binding.gyp native/* scripts/build-prebuilds.sh scripts/build-bpf.sh; node -p 'require("node-addon-api/package.json").version'; } | sha256sum | cut -c1-16)
+sources_hash=$({ find native -type f | LC_ALL=C sort | xargs cat binding.gyp scripts/build-prebuilds.sh; node -p 'require("node-addon-api/package.json").version'; } | sha256sum | cut -c1-16)
 
 for arch in "${archs[@]}"; do
   arch_vars "$arch"
@@ -60,11 +60,11 @@ for arch in "${archs[@]}"; do
   mkdir -p prebuilds
   cp -r "$work/prebuilds/linux-$ARCH_NODE_ARCH" "$out"
   rm -rf "$work"
-  sh scripts/build-preload.sh "$out/smc-preload.so" "$cc" && "$strip_bin" "$out/smc-preload.so" ||
+  sh native/preload/build.sh "$out/smc-preload.so" "$cc" && "$strip_bin" "$out/smc-preload.so" ||
     arch_die "LD_PRELOAD library for linux-$ARCH_NODE_ARCH failed"
   bpf_sysroot=
   if [ "$ARCH_NODE_ARCH" != "$host" ]; then arch_bpf_sysroot "$ARCH_NODE_ARCH"; bpf_sysroot=$ARCH_BPF_SYSROOT; fi
-  SMC_RUN_BPF_SYSROOT=$bpf_sysroot sh scripts/build-bpf.sh "$out/smc-bpf" "$cc" "$ARCH_TRIPLE" &&
+  SMC_RUN_BPF_SYSROOT=$bpf_sysroot sh native/bpf/build.sh "$out/smc-bpf" "$cc" "$ARCH_TRIPLE" &&
     { [ ! -f "$out/smc-bpf" ] || "$strip_bin" "$out/smc-bpf"; } ||
     arch_die "BPF switch loader for linux-$ARCH_NODE_ARCH failed"
   echo "$sources_hash" >"$stamp"

@@ -1,9 +1,9 @@
 // The destination policy of `smc-run enable --include/--exclude` as the kernel reads it: the value of
-// native/smc-policy.bpf.c's map (struct smc_policy) for one namespace. Counts, ports and counters are in
+// native/bpf/smc-policy.bpf.c's map (struct smc_policy) for one namespace. Counts, ports and counters are in
 // the host's byte order (the BPF program runs on this host), addresses in network order.
 import type { Rule } from '../policy/rules';
 
-/** native/smc-policy.bpf.c: SMC_POLICY_RULES */
+/** native/bpf/smc-policy.bpf.c: SMC_POLICY_RULES */
 export const POLICY_RULES = 16;
 const RULE_SIZE = 24;
 const HEAD = 24; // n_include, n_exclude (u32), proposed, held (u64)

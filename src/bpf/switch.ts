@@ -1,14 +1,27 @@
-// The BPF switch (`smc-run enable`): the typed side of native/smc-bpf, the small program that loads the
-// BPF program (native/smc-switch.bpf.c) and edits its map of switched network namespaces. This module
+// The BPF switch (`smc-run enable`): the typed side of native/bpf/smc-bpf.c, the small program that loads the
+// BPF program (native/bpf/smc-switch.bpf.c) and edits its map of switched network namespaces. This module
 // finds the program, runs it with a namespace handed over as an open fd (the CLI opened it once: the PID
-// or path is never looked up again) and turns its answer into values or CliErrors.
+// or path is never looked up again) and turns its answer into values or BpfSwitchErrors.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CliError, EXIT_FAILURE, EXIT_USAGE } from '../cli/errors';
 import type { NetnsHandle } from '../netns';
 import { PACKAGE_ROOT } from '../package-root';
 import { decodePolicy, type KernelPolicy } from './policy';
+
+/**
+ * What the loader (or its absence) reported: an smc-run code (ENOTSUP, EINTERNAL, EUSAGE) or an errno
+ * name. isUsage: the loader refused its own arguments; anything else is the system's answer.
+ */
+export class BpfSwitchError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly isUsage = false,
+  ) {
+    super(message);
+  }
+}
 
 /** What this kernel allows (smc-bpf probe). */
 export interface BpfKernelFacts {
@@ -89,20 +102,20 @@ export function switchImpossible(k: BpfKernelFacts): string | undefined {
 function run<T>(args: string[], ns?: NetnsHandle): T {
   const loader = loaderPath();
   if (loader === undefined) {
-    throw new CliError('ENOTSUP', `the BPF switch is not built for this machine (linux-${process.arch}): no smc-bpf in the package; build it with npm run build (needs clang and libbpf-dev), or start programs with the launcher instead (smc-run PROGRAM)`);
+    throw new BpfSwitchError('ENOTSUP', `the BPF switch is not built for this machine (linux-${process.arch}): no smc-bpf in the package; build it with npm run build (needs clang and libbpf-dev), or start programs with the launcher instead (smc-run PROGRAM)`);
   }
   const argv = ns === undefined ? args : args.map((a) => (a === '@netns' ? '/proc/self/fd/3' : a));
   const stdio: ('ignore' | 'pipe' | number)[] = ['ignore', 'pipe', 'pipe'];
   if (ns !== undefined) stdio.push(ns.fd);
   const r = spawnSync(loader, argv, { stdio, encoding: 'utf8', timeout: 60_000 });
-  if (r.error) throw new CliError('EINTERNAL', `running ${loader}: ${r.error.message}`);
+  if (r.error) throw new BpfSwitchError('EINTERNAL', `running ${loader}: ${r.error.message}`);
   if (r.status === 0) return JSON.parse(r.stdout) as T;
   const line = (r.stderr ?? '').trim().split('\n').pop() ?? '';
   const m = /^([A-Z0-9]+) (.*)$/.exec(line);
   // the loader is handed only values this layer checked, so whatever it reports (EINVAL from a kernel
   // refusing a program, too) is the system's answer: exit 1; only its own usage line is a usage error
-  if (m?.[1] !== undefined && m[2] !== undefined) throw new CliError(m[1], m[2], m[1] === 'EUSAGE' ? EXIT_USAGE : EXIT_FAILURE);
-  throw new CliError('EINTERNAL', `${loader} ${args[0]} failed (status ${r.status ?? r.signal}): ${line || 'no message'}`);
+  if (m?.[1] !== undefined && m[2] !== undefined) throw new BpfSwitchError(m[1], m[2], m[1] === 'EUSAGE');
+  throw new BpfSwitchError('EINTERNAL', `${loader} ${args[0]} failed (status ${r.status ?? r.signal}): ${line || 'no message'}`);
 }
 
 export const probeKernel = (): BpfKernelFacts => run<BpfKernelFacts>(['probe']);

@@ -2,10 +2,11 @@
 // leaves the CLI as a code from ERROR_CODES (or an errno name the kernel gave), the exit status that code
 // has in the table (0 ok, 1 operational failure, 2 usage), and one line: on stderr, or with --json an
 // {"error":{"code","message"}} object on stdout. toCliError() is the one translation step from what
-// the libraries throw (TargetError, SysctlError, SnapshotError, NoSmcError, NetlinkError, errno errors,
+// the libraries throw (TargetError, SysctlError, SnapshotError, BpfSwitchError, NoSmcError, NetlinkError, errno errors,
 // ConfigError, RangeError/TypeError) to that vocabulary; main() applies it to every command, which
 // therefore just throw.
 import { NoSmcError } from '../api/errors';
+import { BpfSwitchError } from '../bpf/switch';
 import { ConfigError } from '../config';
 import { isSystemError } from '../native';
 import { NetlinkError } from '../netlink/socket';
@@ -66,6 +67,7 @@ export function toCliError(e: unknown): CliError {
   if (e instanceof TargetError) return new CliError(e.code, e.message, e.code === 'EINVAL' ? EXIT_FAILURE : undefined);
   if (e instanceof SysctlError) return new CliError(e.code, e.message, e.isUsage ? EXIT_USAGE : EXIT_FAILURE);
   if (e instanceof SnapshotError) return new CliError(e.code, e.message, EXIT_FAILURE);
+  if (e instanceof BpfSwitchError) return new CliError(e.code, e.message, e.isUsage ? EXIT_USAGE : EXIT_FAILURE);
   if (e instanceof NoSmcError || e instanceof ConfigError) return new CliError(e.code, e.message);
   if (e instanceof NetlinkError) {
     // a netlink family or sock_diag handler that does not exist: this kernel has no SMC

@@ -5,7 +5,7 @@
 //
 // The host's own namespace (the one smc-run runs in) only with --host: switching it reaches every
 // program of the machine. Destination policy (--include/--exclude) is decided in the kernel per
-// connection, in the TCP handshake (struct smc_hs_ctrl, Linux 6.19+: native/smc-policy.bpf.c); on older
+// connection, in the TCP handshake (struct smc_hs_ctrl, Linux 6.19+: native/bpf/smc-policy.bpf.c); on older
 // kernels a policy is refused rather than ignored (the launcher's --include/--exclude decide in the process).
 import * as fs from 'node:fs';
 import type { Argv } from 'yargs';

@@ -103,10 +103,10 @@ describe('npm package', () => {
     expect(files).toContain('package/bin/smc-run');
     expect(files).toContain('package/dist/preload.js');
     expect(files).toContain('package/dist/index.d.ts');
-    expect(files).toContain('package/native/socket.cc');
+    expect(files).toContain('package/native/addon/socket.cc');
     expect(files).toContain('package/binding.gyp');
     expect(files.filter((f) => f.startsWith('package/prebuilds/')).sort()).toEqual(PREBUILT.flatMap((a) => PREBUILT_FILES.map((f) => `package/prebuilds/linux-${a}/${f}`)).sort());
-    expect(files).toContain('package/native/smc-preload.c');
+    expect(files).toContain('package/native/preload/smc-preload.c');
     expect(files.filter((f) => /package\/(test|src|build|scripts|node_modules)\//.test(f))).toEqual([]);
     // each arch's BPF loader links libbpf, libelf and zlib statically: about 0.2 MB of the tarball each
     expect(fs.statSync(tarball).size).toBeLessThanOrEqual(1.25 * MiB);

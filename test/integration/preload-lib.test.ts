@@ -1,4 +1,4 @@
-// The LD_PRELOAD library (native/smc-preload.c) on this host, in test mode (SMC_RUN_SOCKET_FAMILY=inet:
+// The LD_PRELOAD library (native/preload/smc-preload.c) on this host, in test mode (SMC_RUN_SOCKET_FAMILY=inet:
 // the "SMC" socket is a fresh inet socket, so the swap, the policy and the retry run without an SMC
 // kernel). A swap shows as a new socket inode under the same fd number (sockprobe: "replaced").
 import { execFileSync } from 'node:child_process';

@@ -161,7 +161,7 @@ describe('failure modes', () => {
   });
 
   it('a helper thread that cannot start (addon, namespace switch) is an error, not an abort', async () => {
-    // SMC_RUN_TEST_THREAD_FAIL makes native/netns.cc take the pthread_create failure path (EAGAIN)
+    // SMC_RUN_TEST_THREAD_FAIL makes native/addon/netns.cc take the pthread_create failure path (EAGAIN)
     const r = await run(BIN, ['sysctl', 'list', '--target', String(process.pid)], { SMC_RUN_TEST_THREAD_FAIL: '1' });
     expect(r.signal).toBeNull();
     expect(r.code).toBe(1);

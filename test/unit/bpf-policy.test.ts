@@ -1,4 +1,4 @@
-// The destination policy's map value (native/smc-policy.bpf.c, struct smc_policy) as src/bpf/policy.ts
+// The destination policy's map value (native/bpf/smc-policy.bpf.c, struct smc_policy) as src/bpf/policy.ts
 // writes and reads it, in both byte orders on every host: s390x's kernel reads counts and ports
 // big-endian, addresses are network order everywhere.
 import { describe, expect, it } from 'vitest';

@@ -14,7 +14,7 @@ import { buildFixture, tempDir } from '../../helpers/preload-lib';
 import { BIN, EXPECT_MODE, run } from '../../helpers/run';
 
 const COUNT = 2000;
-// the errors a client SMC connect returns when its CLC handshake fails (as native/smc-preload.c lists them)
+// the errors a client SMC connect returns when its CLC handshake fails (as native/preload/smc-preload.c lists them)
 const HANDSHAKE_ERRORS = ['ETIMEDOUT', 'ECONNRESET', 'EPIPE', 'EPROTO', 'ECONNABORTED'];
 
 interface CBurst { completed: number; failed: number; corrupt: number; errors: Record<string, number>; errorsAfterConnect: Record<string, number>; ms: number }

@@ -1,19 +1,19 @@
 #!/bin/sh
-# Builds the BPF switch of `smc-run enable` (native/smc-switch.bpf.c), its destination policy
-# (native/smc-policy.bpf.c) and their loader (native/smc-bpf.c):
+# Builds the BPF switch of `smc-run enable` (native/bpf/smc-switch.bpf.c), its destination policy
+# (native/bpf/smc-policy.bpf.c) and their loader (native/bpf/smc-bpf.c):
 # clang compiles the programs for the target's byte order (bpfel; bpfeb for s390x) with BTF for CO-RE,
 # the loader embeds the objects as they are (.incbin) and links libbpf, libelf and zlib statically (the
 # machine that runs it needs neither clang nor libbpf). Needs clang and libbpf-dev (for TRIPLE).
-# usage: sh scripts/build-bpf.sh OUT [CC] [TRIPLE]   (npm run build: build/Release/smc-bpf, host gcc;
+# usage: sh native/bpf/build.sh OUT [CC] [TRIPLE]   (npm run build: build/Release/smc-bpf, host gcc;
 #        scripts/build-prebuilds.sh: prebuilds/linux-<arch>/smc-bpf)
 # SMC_RUN_BPF_SYSROOT=DIR: libbpf, libelf and zlib for TRIPLE under DIR/usr (a cross build:
 # scripts/build-prebuilds.sh unpacks Debian's packages for the arch there); default: the system's.
 # npm run build calls it with OUT only: without the tools it says so in one line and builds nothing (the
 # BPF switch then reports itself missing), unless SMC_RUN_REQUIRE_BPF=1 (CI), where that is a failure.
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out=$1 cc=${2:-${CC:-gcc}} triple=${3:-$(${2:-${CC:-gcc}} -dumpmachine)}
-srcs="native/smc-switch.bpf.c native/smc-policy.bpf.c native/smc-bpf.c scripts/build-bpf.sh"
+srcs="native/bpf/smc-switch.bpf.c native/bpf/smc-policy.bpf.c native/bpf/smc-bpf.c native/bpf/build.sh"
 if [ -z "${2:-}" ] && [ -f "$out" ]; then
   fresh=1
   for f in $srcs; do [ "$out" -nt "$f" ] || fresh=; done
@@ -36,12 +36,12 @@ trap 'rm -rf "$work"' EXIT
 # kernel has that struct_ops type
 for prog in switch policy; do
   clang -O2 -g -target $target -Wall -Werror -I"/usr/include/$triple" -I/usr/include/x86_64-linux-gnu \
-    -c "native/smc-$prog.bpf.c" -o "$work/smc-$prog.bpf.o"
+    -c "native/bpf/smc-$prog.bpf.c" -o "$work/smc-$prog.bpf.o"
 done
 mkdir -p "$(dirname "$out")"
 libs=
 [ -z "$sysroot" ] || libs="-I$sysroot/usr/include -L$sysroot/usr/lib/$triple"
 # shellcheck disable=SC2086
-$cc -std=gnu11 -O2 -Wall -Wextra -Werror -Wa,-I"$work" $libs -o "$out.tmp" native/smc-bpf.c \
+$cc -std=gnu11 -O2 -Wall -Wextra -Werror -Wa,-I"$work" $libs -o "$out.tmp" native/bpf/smc-bpf.c \
   -Wl,-Bstatic -lbpf -lelf -lz -Wl,-Bdynamic -Wl,-z,relro,-z,now
 mv "$out.tmp" "$out"

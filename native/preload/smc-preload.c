@@ -7,7 +7,7 @@
 // socket is bound again to the same address.
 // Same SMC_RUN_* variables, policy, debug lines and notices as the Node shim (src/config.ts,
 // src/policy/rules.ts, src/log.ts, src/hook/notice.ts, src/hook/tcp-retry.ts). Inert in Node processes.
-// Build: scripts/build-preload.sh (glibc 2.28 symbols: dlsym pinned to its base version, no pthread_once).
+// Build: native/preload/build.sh (glibc 2.28 symbols: dlsym pinned to its base version, no pthread_once).
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <dirent.h>

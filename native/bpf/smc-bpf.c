@@ -1,4 +1,4 @@
-// smc-bpf: the syscall half of `smc-run enable | disable | status` (the BPF switch, native/smc-switch.bpf.c).
+// smc-bpf: the syscall half of `smc-run enable | disable | status` (the BPF switch, native/bpf/smc-switch.bpf.c).
 // It loads and pins the program through libbpf (linked in statically, the BPF object embedded: nothing
 // to install or compile on the user's machine) and edits its map of switched network namespaces. Policy,
 // messages and the command line are the TypeScript CLI's (src/bpf/, src/cli/switch.ts); this program
@@ -13,13 +13,13 @@
 //   smc-bpf disable-all       unpin everything
 //   smc-bpf status            the namespaces switched: cookie, inode, sockets switched so far, policy
 //
-// The two BPF objects are compiled for this loader's byte order (scripts/build-bpf.sh) and embedded as
+// The two BPF objects are compiled for this loader's byte order (native/bpf/build.sh) and embedded as
 // they are (.incbin below), opened from memory and found by name: building needs no bpftool that reads
 // the other byte order (Debian 12's can't), so the s390x loader is cross-built like the others.
 //
 // State lives in bpffs under /sys/fs/bpf/smc-run (the link keeps the program attached after this process
 // exits); a lock on that directory serialises concurrent commands. The destination policy is a BPF
-// handshake controller (native/smc-policy.bpf.c, struct_ops smc_hs_ctrl) registered as "smc_run" and
+// handshake controller (native/bpf/smc-policy.bpf.c, struct_ops smc_hs_ctrl) registered as "smc_run" and
 // chosen per namespace through net.smc.hs_ctrl; the kernel keeps it registered until it is deleted.
 #define _GNU_SOURCE
 #include <errno.h>
@@ -53,16 +53,16 @@ static const char *MAP_PIN = "/sys/fs/bpf/smc-run/netns";
 static const char *LINK_PIN = "/sys/fs/bpf/smc-run/link";
 static const char *POLICY_PIN = "/sys/fs/bpf/smc-run/policy";
 static const char *HS_PIN = "/sys/fs/bpf/smc-run/hs_ctrl";
-static const char *HS_NAME = "smc_run"; // native/smc-policy.bpf.c's smc_run_hs.name
+static const char *HS_NAME = "smc_run"; // native/bpf/smc-policy.bpf.c's smc_run_hs.name
 static const char *HS_SYSCTL = "/proc/sys/net/smc/hs_ctrl";
 
-struct ns_value { // native/smc-switch.bpf.c's struct smc_switch_ns
+struct ns_value { // native/bpf/smc-switch.bpf.c's struct smc_switch_ns
 	unsigned long long switched;
 	unsigned int inode;
 	unsigned int reserved;
 };
 
-struct policy_value { // native/smc-policy.bpf.c's struct smc_policy (its rules stay opaque here)
+struct policy_value { // native/bpf/smc-policy.bpf.c's struct smc_policy (its rules stay opaque here)
 	unsigned int n_include, n_exclude;
 	unsigned long long proposed, held;
 	unsigned char rules[16 * 24];
@@ -131,7 +131,7 @@ __attribute__((noreturn)) static void die_bpf(const char *what, int err)
 	die(errno_code(err), "%s: %s%s%s", what, strerror(err), libbpf_last[0] ? "; libbpf: " : "", libbpf_last);
 }
 
-// the objects are found on the assembler's include path (scripts/build-bpf.sh: -Wa,-I with its work dir)
+// the objects are found on the assembler's include path (native/bpf/build.sh: -Wa,-I with its work dir)
 #define EMBED_OBJECT(sym, file)                                                        \
 	__asm__(".pushsection .rodata, \"a\"\n.balign 8\n.globl " #sym "\n" #sym ":\n" \
 	        ".incbin \"" file "\"\n.globl " #sym "_end\n" #sym "_end:\n.popsection\n")
@@ -163,7 +163,7 @@ static struct bpf_object *open_policy(void)
 	return open_embedded("smc_hs", smc_policy_object, smc_policy_object_end);
 }
 
-/** A map of an opened object by its name in native/smc-*.bpf.c (built from this repo: absent is a bug). */
+/** A map of an opened object by its name in native/bpf/smc-*.bpf.c (built from this repo: absent is a bug). */
 static struct bpf_map *map_named(struct bpf_object *obj, const char *name)
 {
 	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);

@@ -6,7 +6,7 @@
 // connection goes on as plain TCP without SMC's CLC exchange (both ends see "peer has no SMC").
 // The rules of a namespace (keyed by its cookie, as the switch's map) match the other end's address and
 // the service's port: the destination port for a client, the listener's own port for a server.
-// Built by scripts/build-bpf.sh beside smc-switch.bpf.c; loaded by native/smc-bpf.c only on kernels
+// Built by native/bpf/build.sh beside smc-switch.bpf.c; loaded by native/bpf/smc-bpf.c only on kernels
 // that have struct smc_hs_ctrl. Layouts are relocated against the running kernel's BTF (CO-RE).
 #include <linux/types.h>
 #include <linux/bpf.h>

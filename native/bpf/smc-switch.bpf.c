@@ -5,8 +5,8 @@
 // SMC socket without knowing: any program, libc or not, running already or not (new sockets only).
 // Namespaces are keyed by their cookie (SO_NETNS_COOKIE): unlike an inode number a cookie is never
 // reused, so an entry left behind by a namespace that is gone can never switch a new one.
-// Built by scripts/build-bpf.sh (clang -target bpfel/bpfeb, CO-RE: the struct layouts below are
-// relocated against the running kernel's BTF at load time); loaded by native/smc-bpf.c.
+// Built by native/bpf/build.sh (clang -target bpfel/bpfeb, CO-RE: the struct layouts below are
+// relocated against the running kernel's BTF at load time); loaded by native/bpf/smc-bpf.c.
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
