@@ -8,7 +8,7 @@ import type { ShimConfig } from '../config';
 import { isDebug, log } from '../log';
 import type { NativeAddon } from '../native';
 import { firstLine, isSystemError } from '../native';
-import { wantsSmc } from '../policy/rules';
+import { connectTarget, wantsSmc } from '../policy/rules';
 import { formatSize } from '../units';
 import { type HookStats, newStats } from './stats';
 import { handleClassNotice } from './handle-shape';
@@ -114,7 +114,8 @@ function adopt(state: HookState, addon: NativeAddon, handle: TcpHandle, op: stri
     stats.unavailable++;
     return;
   }
-  const address = m.addressArg >= 0 ? String(args[m.addressArg]) : '0.0.0.0';
+  const given = m.addressArg >= 0 ? String(args[m.addressArg]) : '0.0.0.0';
+  const address = op === 'connect' || op === 'connect6' ? connectTarget(given) : given;
   const port = m.portArg >= 0 ? Number(args[m.portArg]) || 0 : 0;
   const atBind = op === 'bind' || op === 'bind6';
   if (!wantsSmc(config.include, config.exclude, address, port)) {
@@ -170,7 +171,7 @@ function redecideAtConnect(state: HookState, addon: NativeAddon, handle: TcpHand
   const bound = smcMark(handle) === 'bind';
   if (!bound && !wasTcpAtBind(handle)) return 0;
   if (!bind) return 0;
-  const address = String(args[1]);
+  const address = connectTarget(String(args[1]));
   const port = Number(args[2]);
   const want = wantsSmc(config.include, config.exclude, address, port);
   const fd = handle.fd;

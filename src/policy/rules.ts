@@ -42,6 +42,8 @@ export function parseRule(text: string): Rule {
   }
   const slash = addr.indexOf('/');
   const ip = slash >= 0 ? addr.slice(0, slash) : addr;
+  // a zone (fe80::1%lo) names an interface, which rules do not match: refused rather than half-read
+  if (ip.includes('%')) throw new RangeError(`"${text}": a rule names addresses, not zones (drop "%${ip.slice(ip.indexOf('%') + 1)}")`);
   const kind = isIP(ip);
   if (kind === 0 || !normalizeAddress(ip)) throw new RangeError(`"${text}" is not an address or CIDR (examples: 10.0.0.0/8, 10.1.2.3:5432, [fd00::]/8:443)`);
   const family = kind === 4 ? 'ipv4' : 'ipv6';
@@ -129,6 +131,16 @@ function matches(rule: Rule, a: ReturnType<typeof normalizeAddress>, text: strin
   if (isWildcard(a, text)) return rule.prefix === 0;
   if (!a || a.family !== rule.family) return false;
   return rule.net.check(a.address, a.family);
+}
+
+/**
+ * The address a connect() to ADDRESS reaches: a connect to 0.0.0.0 or :: goes to this host's loopback
+ * (the kernel connects there), so the policy judges it as 127.0.0.1 or ::1, never as a wildcard listener.
+ */
+export function connectTarget(address: string): string {
+  const a = normalizeAddress(address);
+  if (!isWildcard(a, address)) return address;
+  return a?.family === 'ipv6' ? '::1' : '127.0.0.1';
 }
 
 /**

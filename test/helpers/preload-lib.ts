@@ -29,13 +29,13 @@ export interface Probe {
 }
 
 /**
- * The library's two paths: without rules every TCP socket is SMC from socket() on (the fd's socket never
- * changes); with a rule that takes the destination, the TCP socket is swapped for an SMC one at
- * connect()/listen() (a new socket under the same fd: "replaced").
+ * The library's two paths: without rules every TCP socket is SMC from socket() on; with rules too, and
+ * connect()/listen() decide in place (an excluded socket is switched to TCP by the kernel, on the same
+ * socket). Neither replaces the fd's socket: only the TCP retry does ("replaced").
  */
 export const PATHS = [
   { name: 'SMC from socket()', args: [] as string[], replaced: false },
-  { name: 'swapped at connect/listen by a rule', args: ['--include', '127.0.0.0/8', '--include', '::1'], replaced: true },
+  { name: 'decided in place at connect/listen by a rule', args: ['--include', '127.0.0.0/8', '--include', '::1'], replaced: false },
 ] as const;
 
 export const FIXTURES = path.join(REPO, 'test', 'fixtures', 'preload');
