@@ -204,6 +204,14 @@ static void require_kernel(void)
 		die("ENOTSUP", "this kernel (%s) has no update_socket_protocol hook (Linux 6.6+): the BPF switch can't load here; start programs with the launcher instead (smc-run PROGRAM)", u.release);
 }
 
+/** A pin of ours: in a pin directory this user alone owns, and not a symlink. */
+static int pinned_here(const char *pin)
+{
+	struct stat d, p;
+	return lstat(DIR_PIN, &d) == 0 && S_ISDIR(d.st_mode) && d.st_uid == geteuid() && !(d.st_mode & 022) && lstat(pin, &p) == 0 &&
+	       !S_ISLNK(p.st_mode);
+}
+
 /** Is bpffs mounted at /sys/fs/bpf? Mounts it when not (a minimal system, a guest): pins need it. */
 static void ensure_bpffs(void)
 {
@@ -212,6 +220,20 @@ static void ensure_bpffs(void)
 		return;
 	if (mount("bpf", BPFFS, "bpf", 0, "mode=0700") != 0)
 		die(errno == EPERM ? "EPERM" : errno_code(errno), "no BPF filesystem at %s, and mounting one failed: %s", BPFFS, strerror(errno));
+}
+
+/**
+ * The pin directory must be this user's own and writable by nobody else: on a bpffs mounted without
+ * mode= (1777) another user could make it first, then unpin or replace what smc-run pins there.
+ */
+static void trust_dir(int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		die_bpf("reading /sys/fs/bpf/smc-run", errno);
+	if (st.st_uid != geteuid() || (st.st_mode & 022))
+		die("EPERM", "%s belongs to uid %u with mode %03o, not to this user alone: someone else may have made it; remove it (rm -r %s) and run again",
+		    DIR_PIN, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), DIR_PIN);
 }
 
 static int lock_dir(int create)
@@ -223,12 +245,15 @@ static int lock_dir(int create)
 		else if (errno != EEXIST)
 			die_bpf("creating /sys/fs/bpf/smc-run", errno);
 	}
-	int fd = open(DIR_PIN, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = open(DIR_PIN, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return -1;
+		if (errno == ELOOP || errno == ENOTDIR)
+			die("EPERM", "%s is not a directory (a symlink or a file someone else made): remove it (rm %s) and run again", DIR_PIN, DIR_PIN);
 		die_bpf("opening /sys/fs/bpf/smc-run", errno);
 	}
+	trust_dir(fd);
 	if (flock(fd, LOCK_EX) != 0)
 		die_bpf("locking /sys/fs/bpf/smc-run", errno);
 	return fd;
@@ -407,6 +432,7 @@ static void policy_unload(void)
 }
 
 static int count_entries(int map_fd);
+static int prune_ended(int map_fd);
 
 /** Removes the policy of a namespace (its entry, net.smc.hs_ctrl when it names ours); 1 if there was one. */
 static int policy_clear(const char *path, unsigned long long cookie)
@@ -429,10 +455,20 @@ static int policy_clear(const char *path, unsigned long long cookie)
 }
 
 // set by cmd_enable while its policy is in place but the switch not yet: a failure takes it back
+// and the namespace's policy before it, which the undo puts back (a failed re-enable changes nothing)
 static const char *undo_path;
 static unsigned long long undo_cookie;
+static struct policy_value undo_prev;
+static int undo_had_prev;
 static void undo_policy(void)
 {
+	int fd = undo_had_prev ? bpf_obj_get(POLICY_PIN) : -1;
+	if (fd >= 0 && bpf_map_update_elem(fd, &undo_cookie, &undo_prev, BPF_ANY) == 0) {
+		close(fd);
+		return;
+	}
+	if (fd >= 0)
+		close(fd);
 	policy_clear(undo_path, undo_cookie);
 }
 
@@ -446,7 +482,7 @@ static int cmd_probe(void)
 	struct kernel_facts k = probe_kernel();
 	struct utsname u;
 	uname(&u);
-	int loaded = access(LINK_PIN, F_OK) == 0;
+	int loaded = pinned_here(LINK_PIN);
 	// this loader can parse its own embedded objects (their byte order is its own): no kernel involved
 	struct bpf_object *sw = open_switch(), *pol = open_policy();
 	int objects = sw && pol;
@@ -471,6 +507,10 @@ static void load_and_pin(int map_fd, const struct netns_id *first, const struct 
 	int err;
 	if (map_fd >= 0 && (err = bpf_map__reuse_fd(netns_map, map_fd)) != 0)
 		die_bpf("reusing the pinned map", -err);
+	// TEST ONLY (the full map's guest test): a map of a few entries instead of 4096
+	const char *max = getenv("SMC_RUN_TEST_SWITCH_MAP_MAX");
+	if (map_fd < 0 && max && atoi(max) > 0 && (err = bpf_map__set_max_entries(netns_map, (unsigned)atoi(max))) != 0)
+		die_bpf("sizing the map", -err);
 	if ((err = bpf_object__load(obj)) != 0)
 		die_bpf("loading the BPF switch into the kernel", -err);
 	int fd = bpf_map__fd(netns_map);
@@ -521,6 +561,7 @@ static int cmd_enable(const char *path, const char *policy_hex)
 	int policy = 0;
 	if (policy_hex) {
 		int pfd = policy_map();
+		undo_had_prev = bpf_map_lookup_elem(pfd, &id.cookie, &undo_prev) == 0;
 		if (bpf_map_update_elem(pfd, &id.cookie, &pv, BPF_ANY) != 0)
 			die_bpf("setting the namespace's policy", errno);
 		undo_path = path;
@@ -532,9 +573,11 @@ static int cmd_enable(const char *path, const char *policy_hex)
 			die(errno_code(err), "setting net.smc.hs_ctrl=%s in that namespace: %s", HS_NAME, strerror(err));
 		close(pfd);
 		policy = 1;
-	} else {
-		policy_clear(path, id.cookie); // enable without rules: the whole namespace again
 	}
+	// TEST ONLY (the rollback's guest test): the switch's step fails after the policy's
+	const char *fault = getenv("SMC_RUN_TEST_ENABLE_FAULT");
+	if (fault && !strcmp(fault, "switch"))
+		die("EIO", "the switch could not be put in place (SMC_RUN_TEST_ENABLE_FAULT=switch)");
 	int map_fd = bpf_obj_get(MAP_PIN);
 	if (map_fd < 0 && errno != ENOENT)
 		die_bpf("opening the pinned map", errno);
@@ -547,9 +590,19 @@ static int cmd_enable(const char *path, const char *policy_hex)
 	}
 	if (!linked)
 		load_and_pin(map_fd, &id, &v);
-	else if (!already && bpf_map_update_elem(map_fd, &id.cookie, &v, BPF_NOEXIST) != 0)
-		die_bpf("adding the namespace", errno);
+	else if (!already && bpf_map_update_elem(map_fd, &id.cookie, &v, BPF_NOEXIST) != 0) {
+		// full: the entries of namespaces that ended go first, then it is the limit
+		if (errno != E2BIG || prune_ended(map_fd) == 0 || bpf_map_update_elem(map_fd, &id.cookie, &v, BPF_NOEXIST) != 0) {
+			if (errno == E2BIG)
+				die("ENOSPC", "the BPF switch holds %d namespaces, its most, all of them still there: disable some (smc-run status lists them)",
+				    count_entries(map_fd));
+			die_bpf("adding the namespace", errno);
+		}
+	}
 	undo = NULL;
+	// enable without rules: the whole namespace again; the policy goes last, once nothing can fail
+	if (!policy_hex)
+		policy_clear(path, id.cookie);
 	printf("{\"cookie\":\"%llu\",\"inode\":%u,\"already\":%s,\"policy\":%s}\n", id.cookie, id.inode, already && linked ? "true" : "false", policy ? "true" : "false");
 	close(lock);
 	return 0;
@@ -595,16 +648,44 @@ static int cmd_disable(const char *path)
 	return 0;
 }
 
+/** A set of namespace inodes (a handful to thousands: a linear search is enough). */
+struct inode_set {
+	unsigned int *v;
+	int n, cap;
+};
+
+static int inode_set_has(const struct inode_set *s, unsigned int ino)
+{
+	for (int i = 0; i < s->n; i++)
+		if (s->v[i] == ino)
+			return 1;
+	return 0;
+}
+
+static int inode_set_add(struct inode_set *s, unsigned int ino)
+{
+	if (s->n == s->cap) {
+		int cap = s->cap ? 2 * s->cap : 256;
+		unsigned int *v = realloc(s->v, (size_t)cap * sizeof *v);
+		if (!v)
+			return -1;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = ino;
+	return 0;
+}
+
 /**
- * Before the controller goes: net.smc.hs_ctrl back to "" in every namespace that names it and that a
- * path reaches (/run/netns/NAME, /proc/PID/ns/net); a namespace no process holds any more is gone.
+ * fn(path, inode, arg) once for every network namespace a path reaches (/run/netns/NAME, /proc/PID/ns/net):
+ * the namespaces that exist. 0, or -1 when the walk was cut short (out of memory).
  */
-static void hs_ctrl_clear_everywhere(void)
+static int each_netns(void (*fn)(const char *path, unsigned int inode, void *arg), void *arg)
 {
 	static const char *dirs[] = {"/run/netns", "/proc"};
-	unsigned int done[256];
-	int ndone = 0;
-	for (int d = 0; d < 2; d++) {
+	struct inode_set seen = {0};
+	int rc = 0;
+	for (int d = 0; d < 2 && !rc; d++) {
 		DIR *dir = opendir(dirs[d]);
 		if (!dir)
 			continue;
@@ -615,27 +696,79 @@ static void hs_ctrl_clear_everywhere(void)
 			char path[300];
 			snprintf(path, sizeof path, d == 0 ? "%s/%s" : "%s/%s/ns/net", dirs[d], e->d_name);
 			struct stat st;
-			if (stat(path, &st) != 0)
+			if (stat(path, &st) != 0 || inode_set_has(&seen, (unsigned int)st.st_ino))
 				continue;
-			int seen = 0;
-			for (int i = 0; i < ndone; i++)
-				seen |= done[i] == (unsigned int)st.st_ino;
-			if (seen)
-				continue;
-			if (ndone < 256)
-				done[ndone++] = (unsigned int)st.st_ino;
-			int home = ns_try_enter(path);
-			if (home < 0)
-				continue; // ended meanwhile
-			char cur[16];
-			hs_ctrl_here(NULL, cur);
-			int err = strcmp(cur, HS_NAME) ? 0 : hs_ctrl_here("", cur);
-			if (err)
-				fprintf(stderr, "smc-bpf: clearing net.smc.hs_ctrl in %s: %s\n", path, strerror(err));
-			ns_leave(home);
+			if (inode_set_add(&seen, (unsigned int)st.st_ino) != 0) {
+				rc = -1;
+				break;
+			}
+			fn(path, (unsigned int)st.st_ino, arg);
 		}
 		closedir(dir);
 	}
+	free(seen.v);
+	return rc;
+}
+
+static void hs_ctrl_clear_in(const char *path, unsigned int inode, void *arg)
+{
+	(void)inode;
+	(void)arg;
+	int home = ns_try_enter(path);
+	if (home < 0)
+		return; // ended meanwhile
+	char cur[16];
+	hs_ctrl_here(NULL, cur);
+	int err = strcmp(cur, HS_NAME) ? 0 : hs_ctrl_here("", cur);
+	if (err)
+		fprintf(stderr, "smc-bpf: clearing net.smc.hs_ctrl in %s: %s\n", path, strerror(err));
+	ns_leave(home);
+}
+
+/**
+ * Before the controller goes: net.smc.hs_ctrl back to "" in every namespace that names it and that a
+ * path reaches; a namespace no process holds any more is gone.
+ */
+static void hs_ctrl_clear_everywhere(void)
+{
+	each_netns(hs_ctrl_clear_in, NULL);
+}
+
+static void add_live(const char *path, unsigned int inode, void *arg)
+{
+	(void)path;
+	inode_set_add(arg, inode);
+}
+
+/**
+ * Removes the entries (switch and policy) of namespaces that ended: no process is in them and no name in
+ * /run/netns holds them. Run when the map is full; the count removed.
+ */
+static int prune_ended(int map_fd)
+{
+	struct inode_set live = {0};
+	if (each_netns(add_live, &live) != 0 || live.n == 0) {
+		free(live.v);
+		return 0; // the walk saw nothing (or ran out of memory): nothing is judged ended
+	}
+	int policy_fd = bpf_obj_get(POLICY_PIN), removed = 0;
+	unsigned long long key, next;
+	int r = bpf_map_get_next_key(map_fd, NULL, &next);
+	while (r == 0) {
+		key = next;
+		r = bpf_map_get_next_key(map_fd, &key, &next);
+		struct ns_value v;
+		if (bpf_map_lookup_elem(map_fd, &key, &v) != 0 || inode_set_has(&live, v.inode))
+			continue;
+		if (bpf_map_delete_elem(map_fd, &key) == 0)
+			removed++;
+		if (policy_fd >= 0)
+			bpf_map_delete_elem(policy_fd, &key);
+	}
+	if (policy_fd >= 0)
+		close(policy_fd);
+	free(live.v);
+	return removed;
 }
 
 static int cmd_disable_all(void)
@@ -655,13 +788,20 @@ static int cmd_disable_all(void)
 
 static int cmd_status(void)
 {
-	int loaded = access(LINK_PIN, F_OK) == 0;
+	int dir = open(DIR_PIN, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0 && (errno == ELOOP || errno == ENOTDIR))
+		die("EPERM", "%s is not a directory (a symlink or a file someone else made): remove it (rm %s) and run again", DIR_PIN, DIR_PIN);
+	if (dir >= 0) {
+		trust_dir(dir);
+		close(dir);
+	}
+	int loaded = pinned_here(LINK_PIN);
 	int map_fd = bpf_obj_get(MAP_PIN);
 	// ENOSYS: a kernel without the bpf() system call (CONFIG_BPF_SYSCALL off) has nothing loaded
 	if (map_fd < 0 && errno != ENOENT && errno != ENOSYS)
 		die_bpf("opening the pinned map", errno);
 	int policy_fd = bpf_obj_get(POLICY_PIN);
-	printf("{\"loaded\":%s,\"policyLoaded\":%s,\"namespaces\":[", loaded ? "true" : "false", access(HS_PIN, F_OK) == 0 ? "true" : "false");
+	printf("{\"loaded\":%s,\"policyLoaded\":%s,\"namespaces\":[", loaded ? "true" : "false", pinned_here(HS_PIN) ? "true" : "false");
 	unsigned long long key, next;
 	int n = 0;
 	if (map_fd >= 0) {

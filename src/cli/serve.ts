@@ -30,6 +30,7 @@ interface ServeArgs {
 
 /** What the exporter logs through (a pino logger, or a test's recorder). */
 export interface ExporterLogger {
+  debug(fields: object, msg: string): void;
   info(fields: object, msg: string): void;
   warn(fields: object, msg: string): void;
   error(fields: object, msg: string): void;
@@ -144,7 +145,9 @@ export function createExporter(collect: () => Promise<MetricFamily[]>, opts: Exp
     const started = process.hrtime.bigint();
     res.once('finish', () => {
       const durationMs = Math.round(Number(process.hrtime.bigint() - started) / 1e5) / 10;
-      logger.info({ event: 'request', method: req.method, url: req.url, status: res.statusCode, durationMs, remote: remoteOf(req) }, `${req.method} ${req.url} ${res.statusCode}`);
+      // every scrape is a request: debug level, and the path only (a query string can be kilobytes long)
+      const path = (req.url ?? '/').split('?')[0]!.slice(0, 200);
+      logger.debug({ event: 'request', method: req.method, path, status: res.statusCode, durationMs, remote: remoteOf(req) }, `${req.method} ${path} ${res.statusCode}`);
     });
     const url = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -229,7 +232,7 @@ export function registerServe(y: Argv): Argv {
       .option('netns', { type: 'string', array: true, describe: 'a network namespace to export: path or name under /run/netns (repeatable)' })
       .option('max-connections', { type: 'number', default: DEFAULT_MAX_CONNECTIONS, describe: 'connections served at once; more are closed at once' })
       .option('client-timeout', { type: 'number', default: DEFAULT_CLIENT_TIMEOUT_S, describe: 'seconds a client has to send its request (and the idle limit of a kept-alive connection)' })
-      .option('log-level', { type: 'string', default: 'info', choices: ['debug', 'info', 'warn', 'error', 'silent'], describe: 'least level of the JSON log lines on stderr (info: one per request)' })
+      .option('log-level', { type: 'string', default: 'info', choices: ['debug', 'info', 'warn', 'error', 'silent'], describe: 'least level of the JSON log lines on stderr (info: start, stop, failures; debug: one per request too)' })
       .example('smc-run stats serve', `the host's SMC metrics on http://${DEFAULT_LISTEN}/metrics`)
       .example('smc-run stats serve --listen :9787 --target 4321 --netns blue', 'two containers, on all addresses'),
   async (args) => {

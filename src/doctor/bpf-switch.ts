@@ -22,8 +22,8 @@ export function bpfSwitchCheck(ns: NetnsHandle | undefined, ipprotoSmc: boolean)
     }
     const inode = ns?.inode ?? fs.statSync('/proc/self/ns/net').ino;
     const on = switchStatus().namespaces.find((n) => n.inode === inode);
-    if (on) return { id: ID, status: 'ok', message: `the BPF switch is on for this namespace: every new TCP socket of every program is SMC (${on.switched} so far)` };
-    return { id: ID, status: 'info', message: `the BPF switch is possible here but off: ${LAUNCHER_ONLY}; enabled, every program of the namespace would be (Go, static binaries, programs already running: for new sockets)`, fix: `sudo smc-run enable ${where}` };
+    if (on) return { id: ID, status: 'ok', message: `the BPF switch is on for this namespace: every new TCP socket of every program is SMC (${on.switched} so far), except sockets made through io_uring (IORING_OP_SOCKET bypasses the kernel's hook): they stay TCP` };
+    return { id: ID, status: 'info', message: `the BPF switch is possible here but off: ${LAUNCHER_ONLY}; enabled, every program of the namespace would be (Go, static binaries, programs already running: for new sockets; not sockets made through io_uring, which bypass the kernel's hook)`, fix: `sudo smc-run enable ${where}` };
   } catch (e) {
     const code = (e as { code?: string }).code;
     const hint = code === 'EPERM' || code === 'EACCES' ? ': run as root to see it' : `: ${LAUNCHER_ONLY}`;

@@ -1,13 +1,13 @@
 // smc-run doctor --cmd PATH: which mechanism the launcher would use for a program. bin/smc-run decides it
 // (its mechanism() function: the Node shim for node and node scripts, the LD_PRELOAD library for other
-// dynamically linked programs, nothing for static, Go and setuid/setgid programs); this asks it, through
+// dynamically linked programs, nothing for static, Go, setuid/setgid and (for users other than root) file-capability programs); this asks it, through
 // `smc-run --dry-run PATH`, and puts the answer in words.
 import { spawnSync } from 'node:child_process';
 import { firstLine } from '../native';
 import { LAUNCHER_PATH } from '../launcher/spawn';
 import type { Check } from './checks';
 
-export type Mechanism = 'node' | 'preload' | 'static' | 'go' | 'setuid' | 'setgid' | 'other';
+export type Mechanism = 'node' | 'preload' | 'static' | 'go' | 'setuid' | 'setgid' | 'filecap' | 'other';
 
 /** What `smc-run --dry-run ARGS` prints: the mechanism and the variables the program would get. */
 export interface DryRun {
@@ -37,6 +37,7 @@ const TEXT: Record<Mechanism, { status: Check['status']; text: string }> = {
   go: { status: 'warn', text: 'a Go program (its socket calls bypass libc): LD_PRELOAD cannot reach it, its connections stay TCP' },
   setuid: { status: 'warn', text: 'setuid: the loader ignores LD_PRELOAD for it, its connections stay TCP' },
   setgid: { status: 'warn', text: 'setgid: the loader ignores LD_PRELOAD for it, its connections stay TCP' },
+  filecap: { status: 'warn', text: 'has file capabilities (setcap): run by a user other than root, the loader is in secure mode and ignores LD_PRELOAD, its connections stay TCP' },
   other: { status: 'warn', text: 'not Node and not reached by LD_PRELOAD here (bun, deno, sudo, doas, chroot): see the launcher\'s line when it runs' },
 };
 

@@ -32,7 +32,7 @@ export const FALLBACK_REASONS: readonly FallbackReason[] = [
   R(0x0303000b, 'MAXLINKERR', 'the link group has reached its maximum number of links', 'raise net.smc.smcr_max_links_per_lgr'),
   R(0x03040000, 'MODEUNSUPP', 'the peer does not support the proposed SMC mode'),
   R(0x03050000, 'RMBE_EC', 'the peer could not use the proposed buffer (RMBE eye catcher mismatch)'),
-  R(0x03060000, 'OPTUNSUPP', 'a socket option SMC does not support was set before connect (e.g. TCP_FASTOPEN)', 'do not set TCP_FASTOPEN (or similar) on SMC sockets'),
+  R(0x03060000, 'OPTUNSUPP', "a socket option SMC does not support was set before connect (TCP_FASTOPEN*), or smc-run's --include/--exclude kept this connection on TCP (the LD_PRELOAD library switches an excluded socket that way)", 'expected for destinations smc-run excludes; otherwise do not set TCP_FASTOPEN (or similar) on SMC sockets'),
   R(0x03070000, 'DIFFPREFIX', 'the peers are in different IP subnets, which SMC-Rv1/SMC-Dv1 require'),
   R(0x03080000, 'GETVLANERR', 'the VLAN id of the interface could not be read'),
   R(0x03090000, 'ISMVLANERR', 'the ISM device could not register the VLAN'),

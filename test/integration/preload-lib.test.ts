@@ -208,20 +208,41 @@ describe('LD_PRELOAD library (test mode)', () => {
       fs.chmodSync(suid, 0o4755);
       cases.push([suid, 'setuid', /^smc-run: suid-probe is setuid: the loader ignores LD_PRELOAD for it, its connections stay TCP$/]);
     }
-    for (const [file, mech, line] of cases) {
-      const r = await smcRun([file, 'x'], TEST);
-      const out = lines(r.stderr).filter((l) => l.startsWith('smc-run:'));
-      if (line) expect(out, file).toEqual([expect.stringMatching(line)]);
-      else expect(out, file).toEqual([]);
-      // the launcher's dry run names the same mechanism, runs nothing, and sets LD_PRELOAD only where it helps
-      const dry = dryRun([file]);
-      expect(dry.mechanism, file).toBe(mech);
-      expect(dry.env.LD_PRELOAD, file).toBe(mech === 'preload' ? LIB : undefined);
-      const doc = await smcRun(['doctor', '--no-selftest', '--json', '--cmd', file]);
-      const check = (JSON.parse(doc.stdout) as { checks: Array<{ id: string; status: string; message: string }> }).checks.find((c) => c.id === 'program.mechanism');
-      expect(check?.message, file).toContain(file);
-      expect(check?.status, file).toBe(mech === 'preload' ? 'ok' : 'warn');
+    for (const [file, mech, line] of cases) await expectMechanism(file, mech, line);
+    if (process.getuid?.() === 0) {
+      // file capabilities: secure mode for a user other than root (root's exec keeps LD_PRELOAD)
+      const capped = path.join(fx.dir, 'cap-probe');
+      fs.copyFileSync(fx.probe, capped);
+      fs.chmodSync(fx.dir, 0o755);
+      fs.chmodSync(capped, 0o755);
+      execFileSync('setcap', ['cap_net_bind_service+ep', capped]);
+      expect(dryRun([capped]).mechanism).toBe('preload');
+      const asNobody = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'];
+      const r = await run(asNobody[0]!, [...asNobody.slice(1), '/bin/sh', BIN, '--dry-run', capped], { ...process.env, HOME: '/' });
+      expect(r.stdout.split('\n')[0], r.stderr).toBe('mechanism=filecap');
+      const line = await run(asNobody[0]!, [...asNobody.slice(1), '/bin/sh', BIN, capped, 'x'], { ...process.env, ...TEST, HOME: '/' });
+      expect(lines(line.stderr).filter((l) => l.startsWith('smc-run:'))).toEqual([
+        'smc-run: cap-probe has file capabilities (setcap): the loader runs it in secure mode and ignores LD_PRELOAD, its connections stay TCP',
+      ]);
     }
+  });
+
+  async function expectMechanism(file: string, mech: string, line: RegExp | undefined): Promise<void> {
+    const r = await smcRun([file, 'x'], TEST);
+    const out = lines(r.stderr).filter((l) => l.startsWith('smc-run:'));
+    if (line) expect(out, file).toEqual([expect.stringMatching(line)]);
+    else expect(out, file).toEqual([]);
+    // the launcher's dry run names the same mechanism, runs nothing, and sets LD_PRELOAD only where it helps
+    const dry = dryRun([file]);
+    expect(dry.mechanism, file).toBe(mech);
+    expect(dry.env.LD_PRELOAD, file).toBe(mech === 'preload' ? LIB : undefined);
+    const doc = await smcRun(['doctor', '--no-selftest', '--json', '--cmd', file]);
+    const check = (JSON.parse(doc.stdout) as { checks: Array<{ id: string; status: string; message: string }> }).checks.find((c) => c.id === 'program.mechanism');
+    expect(check?.message, file).toContain(file);
+    expect(check?.status, file).toBe(mech === 'preload' ? 'ok' : 'warn');
+  }
+
+  it('node programs and missing commands', () => {
     expect(dryRun([process.execPath, '-e', '0']).mechanism).toBe('node');
     expect(dryRun([path.join(REPO, 'node_modules', '.bin', 'tsc')]).mechanism).toBe('node');
     expect(() => dryRun([path.join(fx.dir, 'no-such-program')])).toThrow(/^command not found: /);

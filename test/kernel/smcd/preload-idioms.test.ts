@@ -1,0 +1,67 @@
+// The LD_PRELOAD library's differential suite on real AF_SMC (lanes smcd-6.12 and smcd-newest): the socket
+// idioms of test/fixtures/preload/idioms.c observed without the library (plain TCP), under it without
+// rules and with --include (SMC-D), and with --exclude (decided in place: the kernel switches each SMC
+// socket to TCP before connect, fallback reason OPTUNSUPP). Every observation must be identical; the
+// namespace's SMC counters say which transport each run used.
+import * as fs from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getSmcSystemStats } from '../../../src/api/system';
+import { buildFixture, debugLines, tempDir } from '../../helpers/preload-lib';
+import { run, smcRun } from '../../helpers/run';
+
+const observed = (stdout: string): string[] => stdout.split('\n').filter((l) => l.startsWith('{'));
+
+/** Client-side SMC-D handshakes and OPTUNSUPP fallbacks so far in this namespace. */
+function clientCounts(): { smcd: number; optunsupp: number; fallbacks: number } {
+  const s = getSmcSystemStats();
+  return {
+    smcd: s.smcd.connections.clientV1 + s.smcd.connections.clientV2,
+    optunsupp: s.fallbacks.client.reasons.find((r) => r.name === 'OPTUNSUPP')?.count ?? 0,
+    fallbacks: s.fallbacks.client.total,
+  };
+}
+
+describe('the same program with and without the LD_PRELOAD library, on SMC-D', () => {
+  let dir = '';
+  let idioms = '';
+  let baseline: string[] = [];
+  const t0 = Date.now();
+  beforeAll(async () => {
+    dir = tempDir();
+    idioms = buildFixture(dir, 'idioms');
+    const r = await run(idioms, []);
+    expect(r.code, r.stderr).toBe(0);
+    baseline = observed(r.stdout);
+    expect(baseline).toHaveLength(16);
+  });
+  afterAll(() => {
+    fs.rmSync(dir, { recursive: true, force: true });
+    console.log(`preload-idioms (smcd): ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  });
+
+  // 16 idioms, 14 of them with a connection that completes (refused has none; fork-after-connect one)
+  for (const v of [
+    { name: 'no rules', args: [] as string[], smc: true },
+    { name: '--include of every destination', args: ['--include', '127.0.0.0/8', '--include', '::1'], smc: true },
+    { name: '--exclude of every destination', args: ['--exclude', '127.0.0.0/8', '--exclude', '::1'], smc: false },
+  ]) {
+    it(`${v.name}: every observation identical, the connections ${v.smc ? 'SMC-D' : 'plain TCP decided in place (OPTUNSUPP)'}`, async () => {
+      const before = clientCounts();
+      const r = await smcRun(['-d', ...v.args, idioms]);
+      const after = clientCounts();
+      expect(r.code, r.stderr).toBe(0);
+      expect(observed(r.stdout)).toEqual(baseline);
+      const smcd = after.smcd - before.smcd;
+      const optunsupp = after.optunsupp - before.optunsupp;
+      console.log(`${v.name}: client SMC-D +${smcd}, OPTUNSUPP +${optunsupp}, fallbacks +${after.fallbacks - before.fallbacks}`);
+      if (v.smc) {
+        expect(smcd).toBeGreaterThanOrEqual(14);
+        expect(optunsupp).toBe(0);
+      } else {
+        expect(smcd).toBe(0);
+        expect(optunsupp).toBeGreaterThanOrEqual(14);
+        expect(debugLines(r.stderr).filter((l) => l.startsWith('connect ')).every((l) => l.endsWith('excluded by policy: plain TCP'))).toBe(true);
+      }
+    });
+  }
+});
