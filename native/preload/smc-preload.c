@@ -143,10 +143,15 @@ static const char *errname(int e) {
 // of Node and C programs prints each notice once). The markers live in a directory only this user can
 // write: XDG_RUNTIME_DIR when it is the user's own with mode 0700, else $TMPDIR/smc-run-UID (made 0700);
 // neither trusted: no marker, every process prints (never silenced by someone else's file).
+// statx, not stat/lstat/fstat: those became symbols of their own in glibc 2.33, statx is in 2.28
+static int statx_of(int dirfd, const char *path, int flags, struct statx *st) {
+  return statx(dirfd, path, flags | AT_NO_AUTOMOUNT, STATX_TYPE | STATX_MODE | STATX_UID | STATX_INO, st);
+}
+
 static int private_dir(const char *dir, int exact) {
-  struct stat st;
-  if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) return 0;
-  return exact ? (st.st_mode & 0777) == 0700 : !(st.st_mode & 022);
+  struct statx st;
+  if (statx_of(AT_FDCWD, dir, AT_SYMLINK_NOFOLLOW, &st) < 0 || !S_ISDIR(st.stx_mode) || st.stx_uid != geteuid()) return 0;
+  return exact ? (st.stx_mode & 0777) == 0700 : !(st.stx_mode & 022);
 }
 
 static int marker_dir(char *buf, size_t n) {
@@ -253,8 +258,8 @@ static void sweep_markers(const char *marker) {
 
 // A marker another process of this user created: a regular file of ours, nothing else counts.
 static int our_marker(const char *path) {
-  struct stat st;
-  return lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid();
+  struct statx st;
+  return statx_of(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, &st) == 0 && S_ISREG(st.stx_mode) && st.stx_uid == geteuid();
 }
 
 static void notice_once(int *shown, const char *kind, const char *msg) {
@@ -649,9 +654,10 @@ static const char *made_kind(int fd, const struct known *k) {
   return NULL;
 }
 
-// ---- what the TCP retry needs: the program's setsockopt() calls and bind() address, in order
-// Recorded only on sockets socket() made SMC, only before connect()/listen(), only with the retry on: a
-// page per fd number that ever had one, reused by the next socket under that number.
+// ---- the program's setsockopt() calls and bind() address, in order: what the TCP retry's new socket and
+// a socket the policy keeps on TCP must be given again. Recorded only on sockets socket() made SMC, only
+// before connect()/listen(), only with the retry on or rules: a page per fd number that ever had one,
+// reused by the next socket under that number.
 struct retry_log {
   uint64_t cookie;            // SO_COOKIE of the socket the entries belong to
   uint32_t used;              // bytes of data in use
@@ -671,7 +677,7 @@ static int cookie_of(int fd, uint64_t *c) {
 
 // fd's log, emptied for this socket on its first entry; NULL when nothing is to be recorded
 static struct retry_log *log_for(int fd, struct known *k) {
-  if (!cfg.tcp_retry || k->decided) return NULL;
+  if ((!cfg.tcp_retry && !cfg.n_include && !cfg.n_exclude) || k->decided) return NULL;
   if (!k->log && !(k->log = map_zeroed(sizeof *k->log))) return NULL;
   if (!k->logged) {
     uint64_t c = 0;
@@ -715,15 +721,37 @@ static void record_bind(int fd, const struct sockaddr *addr, socklen_t len) {
   log->bound = 1;
 }
 
-// Sets the recorded options on ns; -1 (errno set) when the new socket refuses one.
-static int replay_options(int ns, const struct retry_log *log) {
+// IP_TOS and IPV6_TCLASS set the socket's priority as a side effect, but only when the value changes: set
+// again on a socket that has it, the value first goes elsewhere so that the side effect happens in order.
+static void reapply_side_effect(int ns, const struct log_entry *e, const void *val) {
+  int v;
+  if (e->len < sizeof v || !((e->level == IPPROTO_IP && e->name == IP_TOS) || (e->level == IPPROTO_IPV6 && e->name == IPV6_TCLASS))) return;
+  memcpy(&v, val, sizeof v);
+  v ^= 0x04;
+  real_setsockopt(ns, e->level, e->name, &v, sizeof v);
+}
+
+// Sets the recorded options on ns, in order; -1 (errno set) when ns refuses one: at once, or (keep_going)
+// after trying the rest. from_socket_level: only from the first SOL_SOCKET entry on (the ones before it
+// are on ns already, see keep_tcp).
+static int replay_options(int ns, const struct retry_log *log, int keep_going, int from_socket_level) {
+  int failed = 0, err = 0, started = !from_socket_level;
   for (uint32_t at = 0; at < log->used;) {
     struct log_entry e;
     memcpy(&e, log->data + at, sizeof e);
-    if (real_setsockopt(ns, e.level, e.name, log->data + at + sizeof e, e.len) < 0) return -1;
+    const void *val = log->data + at + sizeof e;
     at += (uint32_t)(sizeof e + ((e.len + 7u) & ~7u));
+    if (!started && e.level != SOL_SOCKET) continue;
+    if (!started) started = 1;
+    else if (from_socket_level) reapply_side_effect(ns, &e, val);
+    if (real_setsockopt(ns, e.level, e.name, val, e.len) < 0) {
+      if (!keep_going) return -1;
+      failed = 1;
+      err = errno;
+    }
   }
-  return 0;
+  errno = err;
+  return failed ? -1 : 0;
 }
 
 // ---- who else holds the socket: its dups and the epoll sets watching it (this process's; the retry
@@ -813,14 +841,14 @@ static int check_holder(int dfd, const char *name, void *arg) {
 
 // 0 when every holder of fd's socket in this process is known (h filled in), -1 when not
 static int find_holders(int fd, struct holders *h) {
-  struct stat st;
+  struct statx st;
   memset(h, 0, sizeof *h);
-  if (fstat(fd, &st) < 0) return -1;
+  if (statx_of(fd, "", AT_EMPTY_PATH, &st) < 0) return -1;
   int dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0) return -1;
   h->fd = fd;
   h->self_dir = dfd;
-  h->ino = st.st_ino;
+  h->ino = (ino_t)st.stx_ino;
   int r = each_entry(dfd, check_holder, h);
   close(dfd);
   return r < 0 || h->unknown ? -1 : 0;
@@ -951,12 +979,23 @@ static int has_rules(void) { return cfg.n_include || cfg.n_exclude; }
 
 // Makes the SMC socket fd plain TCP before its connect() or listen(), on the same fd: SMC falls back
 // when a TCP_FASTOPEN* option is set in SMC_INIT (net/smc/af_smc.c, smc_setsockopt); 0 (TCP's default
-// for TCP_FASTOPEN_NO_COOKIE) reaches the internal TCP socket unchanged. In test mode the socket is
-// TCP already and the call is the same no-op it is for TCP.
-static void keep_tcp(int fd, const char *op, const struct where *w) {
+// for TCP_FASTOPEN_NO_COOKIE) reaches the internal TCP socket unchanged. The fallback hands the fd's file
+// to that internal socket (smc_switch_to_fallback), which never received the socket-level options set on
+// the SMC socket (SO_RCVTIMEO, SO_MARK, SO_BINDTODEVICE, SO_LINGER, ...: SMC copies them only in its own
+// connect and listen, which no longer run): they are set again there, in the program's order, with every
+// option that followed them (options of the other levels reached the internal socket when they were set:
+// smc_setsockopt passes them on). In test mode the socket is TCP already and has them all.
+static void keep_tcp(int fd, const char *op, const struct where *w, const struct known *k) {
+  const struct retry_log *log = k && k->logged ? k->log : NULL;
+  uint64_t c;
+  if (log && (cookie_of(fd, &c) < 0 || c != log->cookie)) log = NULL;
   int zero = 0;
   if (real_setsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN_NO_COOKIE, &zero, sizeof zero) == 0) {
     debugf("%s %s:%d excluded by policy: plain TCP", op, w->text, w->port);
+    if (log && !cfg.test_mode && replay_options(fd, log, 1, 1) < 0)
+      debugf("%s %s:%d: an option the program set could not be set again on the TCP socket: %s", op, w->text, w->port, errname(errno));
+    if (log && log->unreplayable)
+      debugf("%s %s:%d: a filter program (or more options than recorded) set before could not be carried to the TCP socket", op, w->text, w->port);
     return;
   }
   char m[300];
@@ -1005,7 +1044,7 @@ static int retry_over_tcp(int fd, int v6, struct known *k, const struct sockaddr
   int port_asked = bound && (in->sin_family == AF_INET || in->sin_family == AF_INET6) && in->sin_port != 0;
   int fl = fcntl(fd, F_GETFL), fdfl = fcntl(fd, F_GETFD);
   int ns = real_socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (ns < 0 || (log && replay_options(ns, log) < 0) || (bound && !port_asked && real_bind(ns, (const struct sockaddr *)&log->bind_addr, log->bind_len) < 0) ||
+  if (ns < 0 || (log && replay_options(ns, log, 0, 0) < 0) || (bound && !port_asked && real_bind(ns, (const struct sockaddr *)&log->bind_addr, log->bind_len) < 0) ||
       (fl >= 0 && fcntl(ns, F_SETFL, fl) < 0) || dup3(ns, fd, fdfl >= 0 && (fdfl & FD_CLOEXEC) ? O_CLOEXEC : 0) < 0) {
     int e = errno;
     if (ns >= 0) close(ns);
@@ -1079,7 +1118,7 @@ API int connect(int fd, const struct sockaddr *addr, socklen_t len) {
   if (have_where) as_destination(&w);
   if (!k) {
     // a socket of ours under another fd number, or inherited: the policy holds there too
-    if (has_rules() && have_where && unrecorded_smc(fd) && !wants_smc(&w)) keep_tcp(fd, "connect", &w);
+    if (has_rules() && have_where && unrecorded_smc(fd) && !wants_smc(&w)) keep_tcp(fd, "connect", &w, NULL);
     errno = saved_errno;
     return real_connect(fd, addr, len);
   }
@@ -1087,7 +1126,7 @@ API int connect(int fd, const struct sockaddr *addr, socklen_t len) {
   k->decided = 1;
   int smc = 1;
   if (has_rules() && have_where && !wants_smc(&w)) {
-    keep_tcp(fd, "connect", &w);
+    keep_tcp(fd, "connect", &w, k);
     smc = 0;
   } else if (cfg.debug && have_where) {
     const char *kind = made_kind(fd, k);
@@ -1127,7 +1166,7 @@ API int listen(int fd, int backlog) {
     int have_where = getsockname(fd, (struct sockaddr *)&local, &l) == 0 && read_where((struct sockaddr *)&local, l, &w) == 0;
     if (k) k->decided = 1;
     if (have_where && has_rules() && !wants_smc(&w) && (k || unrecorded_smc(fd))) {
-      keep_tcp(fd, "listen", &w);
+      keep_tcp(fd, "listen", &w, k);
     } else if (k && cfg.debug && have_where) {
       const char *kind = made_kind(fd, k);
       if (kind) debugf("listen %s:%d on %s fd %d", w.text, w.port, kind, fd);

@@ -31,4 +31,16 @@ describe('LD_PRELOAD library on 6.1: the fallback path', () => {
       expect(echoOf(c)).toEqual({ echo: true, bytes: 262144 });
     });
   }
+
+  it('--exclude decides in place on 6.1 too: the kernel switches the SMC socket to TCP before connect (OPTUNSUPP), no SMC handshake', async () => {
+    const srv = await startServer(fx.probe, [], {});
+    const client = connectProbe(fx.probe, ['-d', '--exclude', `127.0.0.1:${srv.port}`], {}, '127.0.0.1', srv.port, ['hold=3000']);
+    const seen = await ends(srv.port, (s, c) => settled(s) && settled(c));
+    const c = await client;
+    await srv.done;
+    expect(debugLines(c.stderr)).toContain(`connect 127.0.0.1:${srv.port} excluded by policy: plain TCP`);
+    expect(seen.client.map((s) => [s.mode, s.fallback?.name])).toEqual([['fallback', 'OPTUNSUPP']]);
+    expect(seen.server.map((s) => [s.mode, s.fallback?.name])).toEqual([['fallback', 'PEERNOSMC']]);
+    expect(echoOf(c)?.echo).toBe(true);
+  });
 });

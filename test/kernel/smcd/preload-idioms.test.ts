@@ -50,7 +50,10 @@ describe('the same program with and without the LD_PRELOAD library, on SMC-D', (
       const r = await smcRun(['-d', ...v.args, idioms]);
       const after = clientCounts();
       expect(r.code, r.stderr).toBe(0);
-      expect(observed(r.stdout)).toEqual(baseline);
+      const got = observed(r.stdout);
+      // idiom by idiom, so that a difference names its idiom and shows both lines
+      baseline.forEach((line, i) => expect(got[i], `${v.name}: idiom ${i + 1} of ${baseline.length}`).toBe(line));
+      expect(got).toHaveLength(baseline.length);
       const smcd = after.smcd - before.smcd;
       const optunsupp = after.optunsupp - before.optunsupp;
       console.log(`${v.name}: client SMC-D +${smcd}, OPTUNSUPP +${optunsupp}, fallbacks +${after.fallbacks - before.fallbacks}`);

@@ -39,17 +39,19 @@ describe('LD_PRELOAD library on SMC-D', () => {
     }
   }
 
-  it('--exclude keeps one destination on TCP for a C client (the SMC listener serves it as a fallback)', async () => {
+  it('--exclude keeps one destination on TCP for a C client, decided in place (the SMC listener serves it as a fallback)', async () => {
     const srv = await startServer(fx.probe, [], {}, '127.0.0.1', 1);
-    const client = connectProbe(fx.probe, ['--exclude', `127.0.0.1:${srv.port}`], {}, '127.0.0.1', srv.port, ['hold=3000']);
+    const client = connectProbe(fx.probe, ['-d', '--exclude', `127.0.0.1:${srv.port}`], {}, '127.0.0.1', srv.port, ['hold=3000']);
     const seen = await ends(srv.port, settled);
     const c = await client;
     await srv.done;
-    console.log(`C --exclude: server ${JSON.stringify(seen.server.map((s) => [s.mode, s.fallback?.name]))}, client rows ${seen.client.length}`);
-    expect(probeOf(c)).toMatchObject({ replaced: false, domain: 2, rc: 0 });
+    console.log(`C --exclude: server ${JSON.stringify(seen.server.map((s) => [s.mode, s.fallback?.name]))}, client ${JSON.stringify(seen.client.map((s) => [s.mode, s.fallback?.name]))}`);
+    // the program's own AF_SMC socket, switched to TCP by the kernel before connect: no SMC handshake
+    expect(probeOf(c)).toMatchObject({ replaced: false, domain: 43, rc: 0 });
     expect(echoOf(c)?.echo).toBe(true);
-    expect(seen.client).toEqual([]); // a TCP socket: not in SMC's sock_diag
-    expect(seen.server.map((s) => s.mode)).toEqual(['fallback']);
+    expect(debugLines(c.stderr)).toContain(`connect 127.0.0.1:${srv.port} excluded by policy: plain TCP`);
+    expect(seen.client.map((s) => [s.mode, s.fallback?.name])).toEqual([['fallback', 'OPTUNSUPP']]);
+    expect(seen.server.map((s) => [s.mode, s.fallback?.name])).toEqual([['fallback', 'PEERNOSMC']]);
   });
 
   it('python3 -m http.server and a Python client: both ends SMC-D, the file intact', async () => {
