@@ -495,7 +495,14 @@ static int ensure_init(void) {
 }
 
 // ---- policy (wantsSmc() of src/policy/rules.ts); ::ffff:a.b.c.d is the IPv4 address a.b.c.d
-struct where { int family; uint8_t addr[16]; int port; int wildcard; char text[INET6_ADDRSTRLEN + 8]; };
+// an address as the policy reads it; its text (for debug lines and notices) is made only when one is
+// printed: inet_ntop formats with sprintf, a thousand instructions per connection otherwise
+struct where { int family; uint8_t addr[16]; int port; int wildcard; int sa_family; uint8_t sa_addr[16]; char text[INET6_ADDRSTRLEN + 8]; };
+
+static const char *wtext(struct where *w) {
+  if (!w->text[0]) inet_ntop(w->sa_family, w->sa_addr, w->text, sizeof w->text);
+  return w->text;
+}
 
 static int read_where(const struct sockaddr *sa, socklen_t len, struct where *w) {
   memset(w, 0, sizeof *w);
@@ -514,8 +521,9 @@ static int read_where(const struct sockaddr *sa, socklen_t len, struct where *w)
   }
   static const uint8_t zero[16];
   w->wildcard = !memcmp(w->addr, zero, w->family == 4 ? 4 : 16);
-  inet_ntop(sa->sa_family, sa->sa_family == AF_INET ? (const void *)&((const struct sockaddr_in *)(const void *)sa)->sin_addr
-                                                    : (const void *)&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, w->text, sizeof w->text);
+  w->sa_family = sa->sa_family;
+  memcpy(w->sa_addr, sa->sa_family == AF_INET ? (const void *)&((const struct sockaddr_in *)(const void *)sa)->sin_addr
+                                              : (const void *)&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, sa->sa_family == AF_INET ? 4 : 16);
   return 0;
 }
 
@@ -985,22 +993,22 @@ static int has_rules(void) { return cfg.n_include || cfg.n_exclude; }
 // connect and listen, which no longer run): they are set again there, in the program's order, with every
 // option that followed them (options of the other levels reached the internal socket when they were set:
 // smc_setsockopt passes them on). In test mode the socket is TCP already and has them all.
-static void keep_tcp(int fd, const char *op, const struct where *w, const struct known *k) {
+static void keep_tcp(int fd, const char *op, struct where *w, const struct known *k) {
   const struct retry_log *log = k && k->logged ? k->log : NULL;
   uint64_t c;
   if (log && (cookie_of(fd, &c) < 0 || c != log->cookie)) log = NULL;
   int zero = 0;
   if (real_setsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN_NO_COOKIE, &zero, sizeof zero) == 0) {
-    debugf("%s %s:%d excluded by policy: plain TCP", op, w->text, w->port);
+    debugf("%s %s:%d excluded by policy: plain TCP", op, wtext(w), w->port);
     if (log && !cfg.test_mode && replay_options(fd, log, 1, 1) < 0)
-      debugf("%s %s:%d: an option the program set could not be set again on the TCP socket: %s", op, w->text, w->port, errname(errno));
+      debugf("%s %s:%d: an option the program set could not be set again on the TCP socket: %s", op, wtext(w), w->port, errname(errno));
     if (log && log->unreplayable)
-      debugf("%s %s:%d: a filter program (or more options than recorded) set before could not be carried to the TCP socket", op, w->text, w->port);
+      debugf("%s %s:%d: a filter program (or more options than recorded) set before could not be carried to the TCP socket", op, wtext(w), w->port);
     return;
   }
   char m[300];
   snprintf(m, sizeof m, "%s %s:%d is excluded by policy, but this kernel did not switch the SMC socket to TCP (%s): it goes over SMC", op,
-           w->text, w->port, errname(errno));
+           wtext(w), w->port, errname(errno));
   notice_once(&noticed_in_place, "in-place", m);
 }
 
@@ -1028,12 +1036,12 @@ static const char *no_retry_reason(int fd, const struct known *k, struct retry_l
   return NULL;
 }
 
-static int retry_over_tcp(int fd, int v6, struct known *k, const struct sockaddr *addr, socklen_t len, const struct where *w, int err) {
+static int retry_over_tcp(int fd, int v6, struct known *k, const struct sockaddr *addr, socklen_t len, struct where *w, int err) {
   struct retry_log *log;
   struct holders h;
   const char *why = no_retry_reason(fd, k, &log, &h);
   if (why) {
-    debugf("connect %s:%d: SMC handshake failed (%s); no TCP retry: %s", w->text, w->port, errname(err), why);
+    debugf("connect %s:%d: SMC handshake failed (%s); no TCP retry: %s", wtext(w), w->port, errname(err), why);
     errno = err;
     return -1;
   }
@@ -1048,21 +1056,21 @@ static int retry_over_tcp(int fd, int v6, struct known *k, const struct sockaddr
       (fl >= 0 && fcntl(ns, F_SETFL, fl) < 0) || dup3(ns, fd, fdfl >= 0 && (fdfl & FD_CLOEXEC) ? O_CLOEXEC : 0) < 0) {
     int e = errno;
     if (ns >= 0) close(ns);
-    debugf("connect %s:%d: SMC handshake failed (%s), TCP retry impossible: %s", w->text, w->port, errname(err), errname(e));
+    debugf("connect %s:%d: SMC handshake failed (%s), TCP retry impossible: %s", wtext(w), w->port, errname(err), errname(e));
     errno = err;
     return -1;
   }
   close(ns);
   k->made = 0;
   int lost = carry_over(fd, &h);
-  if (lost) debugf("connect %s:%d: the TCP retry could not give %d dup(s) or epoll registration(s) the new socket", w->text, w->port, lost);
+  if (lost) debugf("connect %s:%d: the TCP retry could not give %d dup(s) or epoll registration(s) the new socket", wtext(w), w->port, lost);
   if (port_asked && real_bind(fd, (const struct sockaddr *)&log->bind_addr, log->bind_len) < 0) {
-    debugf("connect %s:%d: SMC handshake failed (%s); the TCP retry could not bind the program's port again: %s", w->text, w->port, errname(err),
+    debugf("connect %s:%d: SMC handshake failed (%s); the TCP retry could not bind the program's port again: %s", wtext(w), w->port, errname(err),
            errname(errno));
     errno = err;
     return -1;
   }
-  debugf("connect %s:%d: SMC handshake failed (%s); retrying over plain TCP on fd %d%s", w->text, w->port, errname(err), fd,
+  debugf("connect %s:%d: SMC handshake failed (%s); retrying over plain TCP on fd %d%s", wtext(w), w->port, errname(err), fd,
          h.n_dups || h.n_watches ? " (its dups and epoll registrations too)" : "");
   notice_once(&noticed_retry, "tcp-retry",
               "an SMC handshake failed under load and the connection was retried over plain TCP; on the server: a listen backlog above "
@@ -1130,11 +1138,11 @@ API int connect(int fd, const struct sockaddr *addr, socklen_t len) {
     smc = 0;
   } else if (cfg.debug && have_where) {
     const char *kind = made_kind(fd, k);
-    if (kind) debugf("connect %s:%d on %s fd %d", w.text, w.port, kind, fd);
+    if (kind) debugf("connect %s:%d on %s fd %d", wtext(&w), w.port, kind, fd);
   }
   errno = saved_errno;
   int rc = real_connect(fd, addr, len);
-  if (!smc || !cfg.tcp_retry || !have_where || (rc == 0 && !cfg.test_mode)) return rc;
+  if (!smc || !cfg.tcp_retry || !have_where || (rc == 0 && !cfg.test_mode) || (cfg.test_mode && !cfg.test_fault)) return rc;
   int err = rc < 0 ? errno : 0;
   // Blocking connects only: a non-blocking one completes later, seen through poll/epoll and SO_ERROR,
   // where no new socket can take its place unseen.
@@ -1169,7 +1177,7 @@ API int listen(int fd, int backlog) {
       keep_tcp(fd, "listen", &w, k);
     } else if (k && cfg.debug && have_where) {
       const char *kind = made_kind(fd, k);
-      if (kind) debugf("listen %s:%d on %s fd %d", w.text, w.port, kind, fd);
+      if (kind) debugf("listen %s:%d on %s fd %d", wtext(&w), w.port, kind, fd);
     }
   }
   errno = saved_errno;

@@ -52,6 +52,9 @@ describe('the same program with and without the LD_PRELOAD library, on SMC-D', (
       expect(r.code, r.stderr).toBe(0);
       const got = observed(r.stdout);
       // idiom by idiom, so that a difference names its idiom and shows both lines
+      baseline.forEach((line, i) => {
+        if (got[i] !== line) console.log(`${v.name}: differs\n  TCP: ${line}\n  now: ${got[i]}`);
+      });
       baseline.forEach((line, i) => expect(got[i], `${v.name}: idiom ${i + 1} of ${baseline.length}`).toBe(line));
       expect(got).toHaveLength(baseline.length);
       const smcd = after.smcd - before.smcd;

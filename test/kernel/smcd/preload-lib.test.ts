@@ -46,8 +46,9 @@ describe('LD_PRELOAD library on SMC-D', () => {
     const c = await client;
     await srv.done;
     console.log(`C --exclude: server ${JSON.stringify(seen.server.map((s) => [s.mode, s.fallback?.name]))}, client ${JSON.stringify(seen.client.map((s) => [s.mode, s.fallback?.name]))}`);
-    // the program's own AF_SMC socket, switched to TCP by the kernel before connect: no SMC handshake
-    expect(probeOf(c)).toMatchObject({ replaced: false, domain: 43, rc: 0 });
+    // the program's own AF_SMC socket, switched to TCP by the kernel before connect (no SMC handshake): the
+    // fallback hands the fd to SMC's internal TCP socket, so SO_DOMAIN now says AF_INET, as for TCP
+    expect(probeOf(c)).toMatchObject({ replaced: false, domain: 2, rc: 0 });
     expect(echoOf(c)?.echo).toBe(true);
     expect(debugLines(c.stderr)).toContain(`connect 127.0.0.1:${srv.port} excluded by policy: plain TCP`);
     expect(seen.client.map((s) => [s.mode, s.fallback?.name])).toEqual([['fallback', 'OPTUNSUPP']]);
