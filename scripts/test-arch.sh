@@ -111,9 +111,10 @@ set +e
 #   kernel's /proc: JavaScript and /proc text, nothing that depends on the arch or its byte order (the
 #   addon's namespace calls run in the launcher and doctor tests here); 81 s of the s390x lane.
 # - bpf-switch: its command side is JavaScript tested on the host; this arch's loader is checked above.
-# - preload-idioms: the LD_PRELOAD library's differential suite runs host programs (gcc builds them for
-#   this host) under the host's library: the same on every lane; the arch's library is built and stripped
-#   by the prebuild step, and the s390x kernel lane runs the library on a big-endian kernel.
+# - preload-lib, preload-idioms, preload-notice: the LD_PRELOAD library's suites run host programs (gcc builds them for
+#   this host) under the host's library (build/Release): the same as npm test's, on every lane; the arch's
+#   own library is built, stripped and checked (ELF machine, glibc floor) by the prebuild step and the
+#   packaging test.
 # - ops-dashboard, lane-report, policy-fuzz: the dashboard generator with the host's promtool (an x86_64
 #   binary), the CI's lane gate, and the policy parser against a BigInt reference: JavaScript on strings
 #   and JSON, no addon, no binary data (about 33 s of each lane).
@@ -121,7 +122,7 @@ excluded=(test/integration/bpf-switch.test.ts test/integration/packaging.test.ts
   test/integration/promises.test.ts test/unit/sysctl-cli.test.ts test/integration/diag-socket.test.ts
   test/integration/netlink-env.test.ts test/integration/serve.test.ts
   test/unit/ops-dashboard.test.ts test/unit/lane-report.test.ts test/unit/policy-fuzz.test.ts
-  test/integration/preload-idioms.test.ts)
+  test/integration/preload-lib.test.ts test/integration/preload-idioms.test.ts test/integration/preload-notice.test.ts)
 echo "== left out: ${excluded[*]} (see scripts/test-arch.sh)"
 # emulation is 10-30x slower than the host: tests get 5 minutes instead of the config's 60 s
 node "${compat[@]}" node_modules/vitest/vitest.mjs run --config vitest.config.mts "${filters[@]}" \

@@ -51,13 +51,15 @@ describe('smc-run enable | disable | status (host)', () => {
     expect(missing?.message).toMatch(/^the BPF switch is not built for this machine: only programs started by the launcher/);
   });
 
-  it('usage errors exit 2 with one line: no namespace, --host with --target, own namespace without --host, disable --all with a namespace, a malformed rule, too many rules', async () => {
+  it('usage errors exit 2 with one line: no namespace, --host with --target, own namespace without --host, disable --all with a namespace, a malformed rule, an empty rule list, too many rules', async () => {
     const cases: [string[], RegExp][] = [
       [['enable'], /name a namespace: --target PID, --netns PATH\|NAME, or --host/],
       [['enable', '--host', '--target', String(holder.pid)], /give it alone/],
       [['enable', '--target', String(process.pid)], /this host's own network namespace .*add --host to mean it/],
       [['disable', '--all', '--host'], /disable --all: no namespace with it/],
       [['enable', '--target', String(holder.pid), '--include', '10.0.0.0/33'], /.+/],
+      // an empty value would switch the whole namespace and clear its policy: refused
+      [['enable', '--target', String(holder.pid), '--include', ''], /--include needs at least one CIDR\[:PORT\] \(given: ""\)/],
       // the kernel's policy holds 16 rules: more is a usage error before anything is asked of the kernel
       [['enable', '--target', String(holder.pid), '--exclude', Array.from({ length: 17 }, (_, i) => `10.0.${i}.0/24`).join(',')], /at most 16 rules .*not 17/],
     ];

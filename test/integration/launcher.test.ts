@@ -234,6 +234,17 @@ describe('launcher', () => {
     const missing = await smcRun(['--include']);
     expect(missing.code).toBe(2);
     expect(lines(missing.stderr)).toEqual(['smc-run: option --include needs a value (see smc-run --help)']);
+    // an empty list (an unset variable: --include "$NETS") would mean every destination: refused, not dropped
+    for (const args of [['--include', ''], ['--exclude=, '], ['--include', '10.0.0.0/8', '--exclude', ' ']]) {
+      const empty = await smcRun([...args, node, '-e', 'console.log("ran")']);
+      expect(empty.code, args.join(' ')).toBe(2);
+      expect(empty.stdout).toBe('');
+      expect(lines(empty.stderr), args.join(' ')).toEqual([expect.stringMatching(/^smc-run: option --(in|ex)clude needs at least one CIDR\[:PORT\] \(given: ".*"; see smc-run --help\)$/)]);
+    }
+    // a zone names an interface, not addresses: refused by the one grammar (the C library ignored SMC for it)
+    const zone = await smcRun(['--include', 'fe80::1%lo', node, '-e', 'console.log("ran")']);
+    expect(zone.code).toBe(2);
+    expect(lines(zone.stderr)).toEqual([expect.stringMatching(/a rule names addresses, not zones/)]);
   });
 
   it('bun and deno: one notice that nothing is hooked, then the command runs', async () => {
