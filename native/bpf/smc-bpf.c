@@ -592,12 +592,14 @@ static int cmd_enable(const char *path, const char *policy_hex)
 		load_and_pin(map_fd, &id, &v);
 	else if (!already && bpf_map_update_elem(map_fd, &id.cookie, &v, BPF_NOEXIST) != 0) {
 		// full: the entries of namespaces that ended go first, then it is the limit
-		if (errno != E2BIG || prune_ended(map_fd) == 0 || bpf_map_update_elem(map_fd, &id.cookie, &v, BPF_NOEXIST) != 0) {
-			if (errno == E2BIG)
-				die("ENOSPC", "the BPF switch holds %d namespaces, its most, all of them still there: disable some (smc-run status lists them)",
-				    count_entries(map_fd));
-			die_bpf("adding the namespace", errno);
-		}
+		int err = errno;
+		if (err == E2BIG && prune_ended(map_fd) > 0)
+			err = bpf_map_update_elem(map_fd, &id.cookie, &v, BPF_NOEXIST) == 0 ? 0 : errno;
+		if (err == E2BIG)
+			die("ENOSPC", "the BPF switch holds %d namespaces, its most, all of them still there: disable some (smc-run status lists them)",
+			    count_entries(map_fd));
+		if (err)
+			die_bpf("adding the namespace", err);
 	}
 	undo = NULL;
 	// enable without rules: the whole namespace again; the policy goes last, once nothing can fail
