@@ -19,6 +19,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sched.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -419,6 +420,9 @@ static void config_error(const char *name, const char *value, const char *want) 
 static void read_config(void) {
   memset(&cfg, 0, sizeof cfg);
   cfg.sndbuf = cfg.rcvbuf = -1;
+  // TEST ONLY: a signal arrives while this thread initialises (its handler calls socket())
+  const char *sig = getenv("SMC_RUN_TEST_INIT_SIGNAL");
+  if (sig && *sig) raise(atoi(sig));
   real_connect = (int (*)(int, const struct sockaddr *, socklen_t))dlsym(RTLD_NEXT, "connect");
   real_listen = (int (*)(int, int))dlsym(RTLD_NEXT, "listen");
   real_socket = (int (*)(int, int, int))dlsym(RTLD_NEXT, "socket");

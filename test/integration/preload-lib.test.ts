@@ -134,6 +134,13 @@ describe('LD_PRELOAD library (test mode)', () => {
     expect(debugLines(b.out().stderr)).toEqual([`listen 0.0.0.0:${b.port} excluded by policy: plain TCP`]);
   });
 
+  it('a socket() from a signal handler that interrupts the first use goes straight to the kernel (no spin, no deadlock)', async () => {
+    const prog = buildFixture(fx.dir, 'signal-init');
+    const r = await run(BIN, ['-d', prog], { ...TEST, SMC_RUN_TEST_INIT_SIGNAL: '10' }, { timeoutMs: 20_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe('{"handler":1,"main":1}');
+  });
+
   it('SMC_RUN_DISABLE=1: nothing is swapped', async () => {
     const srv = await startServer(fx.probe, [], { ...TEST, SMC_RUN_DISABLE: '1' });
     const c = await connectProbe(fx.probe, ['-d'], { ...TEST, SMC_RUN_DISABLE: '1' }, '127.0.0.1', srv.port);
