@@ -134,10 +134,11 @@ function status(args: { json: boolean }): void {
   const policy = kernel.hsCtrl ? 'in the kernel (smc_hs_ctrl): enable --include/--exclude' : 'none in the kernel (needs smc_hs_ctrl, Linux 6.19+)';
   const impossible = switchImpossible(kernel);
   if (args.json) {
-    printJson({ kernel, possible: impossible === undefined, loaded: st.loaded, namespaces: rows });
+    printJson({ kernel, possible: impossible === undefined, loaded: st.loaded, namespaces: rows, cgroups: st.cgroups });
     return;
   }
   process.stdout.write(`kernel ${kernel.kernel}: BPF switch ${impossible === undefined ? 'possible' : `not possible (${impossible})`}; destination policy: ${policy}\n`);
+  for (const c of st.cgroups) process.stdout.write(`cgroup id ${c.id}: ${c.switched} socket(s) switched\n`);
   if (!st.loaded || rows.length === 0) {
     process.stdout.write('no namespace is switched\n');
     return;
