@@ -53,6 +53,8 @@ static const char *MAP_PIN = "/sys/fs/bpf/smc-run/netns";
 static const char *LINK_PIN = "/sys/fs/bpf/smc-run/link";
 static const char *POLICY_PIN = "/sys/fs/bpf/smc-run/policy";
 static const char *HS_PIN = "/sys/fs/bpf/smc-run/hs_ctrl";
+static const char *CG_PIN = "/sys/fs/bpf/smc-run/cgroup";    // the switched cgroups (enable --cgroup)
+static const char *CGN_PIN = "/sys/fs/bpf/smc-run/cgroups";  // how many there are (the program's shortcut)
 static const char *HS_NAME = "smc_run"; // native/bpf/smc-policy.bpf.c's smc_run_hs.name
 static const char *HS_SYSCTL = "/proc/sys/net/smc/hs_ctrl";
 
@@ -433,6 +435,7 @@ static void policy_unload(void)
 
 static int count_entries(int map_fd);
 static int prune_ended(int map_fd);
+static int cgroups_left(void);
 
 /** Removes the policy of a namespace (its entry, net.smc.hs_ctrl when it names ours); 1 if there was one. */
 static int policy_clear(const char *path, unsigned long long cookie)
@@ -495,12 +498,26 @@ static int cmd_probe(void)
 }
 
 /** Loads, attaches and pins the program, reusing a pinned map when one is left (its entries stand). */
+/** Pins map under pin unless it is pinned already (then it was reused); 1 when this call pinned it. */
+static int pin_new(struct bpf_map *map, const char *pin, int reused)
+{
+	int err;
+	if (reused)
+		return 0;
+	if ((err = bpf_map__pin(map, pin)) != 0)
+		die_bpf("pinning a map", -err);
+	return 1;
+}
+
+/** Loads the switch and attaches it; first (may be NULL: a cgroup is enabled first) goes in its map. */
 static void load_and_pin(int map_fd, const struct netns_id *first, const struct ns_value *v)
 {
 	struct bpf_object *obj = open_switch();
 	if (!obj)
 		die_bpf("opening the BPF switch", errno);
 	struct bpf_map *netns_map = map_named(obj, "smc_switch_netns");
+	struct bpf_map *cg_map = map_named(obj, "smc_switch_cgroup"), *cgn_map = map_named(obj, "smc_switch_cgroups");
+	int cg_fd = bpf_obj_get(CG_PIN), cgn_fd = bpf_obj_get(CGN_PIN);
 	struct bpf_program *prog = bpf_object__find_program_by_name(obj, "smc_switch");
 	if (!prog)
 		die_bpf("smc_switch", ENOENT);
@@ -511,23 +528,27 @@ static void load_and_pin(int map_fd, const struct netns_id *first, const struct 
 	const char *max = getenv("SMC_RUN_TEST_SWITCH_MAP_MAX");
 	if (map_fd < 0 && max && atoi(max) > 0 && (err = bpf_map__set_max_entries(netns_map, (unsigned)atoi(max))) != 0)
 		die_bpf("sizing the map", -err);
+	if (cg_fd >= 0 && (err = bpf_map__reuse_fd(cg_map, cg_fd)) != 0)
+		die_bpf("reusing the pinned cgroup map", -err);
+	if (cgn_fd >= 0 && (err = bpf_map__reuse_fd(cgn_map, cgn_fd)) != 0)
+		die_bpf("reusing the pinned cgroup count", -err);
 	if ((err = bpf_object__load(obj)) != 0)
 		die_bpf("loading the BPF switch into the kernel", -err);
 	int fd = bpf_map__fd(netns_map);
-	if (bpf_map_update_elem(fd, &first->cookie, v, BPF_ANY) != 0)
+	if (first && bpf_map_update_elem(fd, &first->cookie, v, BPF_ANY) != 0)
 		die_bpf("adding the namespace", errno);
-	int pinned_map = 0;
-	if (map_fd < 0) {
-		if ((err = bpf_map__pin(netns_map, MAP_PIN)) != 0)
-			die_bpf("pinning the map", -err);
-		pinned_map = 1;
-	}
+	int pinned_map = pin_new(netns_map, MAP_PIN, map_fd >= 0);
+	int pinned_cg = pin_new(cg_map, CG_PIN, cg_fd >= 0), pinned_cgn = pin_new(cgn_map, CGN_PIN, cgn_fd >= 0);
 	struct bpf_link *link = bpf_program__attach_trace(prog);
 	err = libbpf_get_error(link);
 	if (!err && (err = bpf_link__pin(link, LINK_PIN)) == 0)
 		return; // the pinned link holds the program; this process may exit
 	if (pinned_map)
 		unlink(MAP_PIN); // nothing half-loaded
+	if (pinned_cg)
+		unlink(CG_PIN);
+	if (pinned_cgn)
+		unlink(CGN_PIN);
 	die_bpf("attaching the BPF switch to update_socket_protocol", -err);
 }
 
@@ -616,6 +637,10 @@ static void unpin_all(void)
 		die_bpf("unpinning the link", errno);
 	if (unlink(MAP_PIN) != 0 && errno != ENOENT)
 		die_bpf("unpinning the map", errno);
+	if (unlink(CG_PIN) != 0 && errno != ENOENT)
+		die_bpf("unpinning the cgroup map", errno);
+	if (unlink(CGN_PIN) != 0 && errno != ENOENT)
+		die_bpf("unpinning the cgroup count", errno);
 	rmdir(DIR_PIN); // fails (harmlessly) while another command holds it open
 }
 
@@ -644,9 +669,94 @@ static int cmd_disable(const char *path)
 	if (was && bpf_map_delete_elem(map_fd, &id.cookie) != 0)
 		die_bpf("removing the namespace", errno);
 	int left = map_fd >= 0 ? count_entries(map_fd) : 0;
-	if (lock >= 0 && left == 0)
+	if (lock >= 0 && left == 0 && cgroups_left() == 0)
 		unpin_all();
 	printf("{\"cookie\":\"%llu\",\"inode\":%u,\"was\":%s,\"switched\":%llu,\"left\":%d}\n", id.cookie, id.inode, was ? "true" : "false", v.switched, left);
+	return 0;
+}
+
+#define CGROUP2_SUPER_MAGIC_ 0x63677270
+/** The cgroup id of a cgroup v2 directory (its file handle, as bpf_get_current_cgroup_id() gives it). */
+static unsigned long long cgroup_id(const char *path)
+{
+	struct statfs fs;
+	if (statfs(path, &fs) != 0)
+		die(errno_code(errno), "%s: %s", path, strerror(errno));
+	if ((unsigned long)fs.f_type != CGROUP2_SUPER_MAGIC_)
+		die("EINVAL", "%s is not a cgroup v2 directory (cgroup v1 or another file system): the cgroup scope needs the unified hierarchy", path);
+	struct {
+		struct file_handle fh;
+		unsigned long long id;
+	} h = {.fh.handle_bytes = sizeof(unsigned long long)};
+	int mount_id;
+	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0) != 0 || h.fh.handle_bytes != sizeof h.id)
+		die(errno_code(errno), "%s: reading its cgroup id: %s", path, strerror(errno));
+	return h.id;
+}
+
+/** Switched cgroups, from the pinned count (0 when none is pinned). */
+static int cgroups_left(void)
+{
+	int fd = bpf_obj_get(CG_PIN);
+	int n = fd >= 0 ? count_entries(fd) : 0;
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
+/** The program's shortcut: how many cgroups are switched (0: it skips the walk up the task's cgroups). */
+static void set_cgroup_count(int cg_fd)
+{
+	int cgn = bpf_obj_get(CGN_PIN);
+	unsigned int zero = 0, n = (unsigned int)count_entries(cg_fd);
+	if (cgn < 0 || bpf_map_update_elem(cgn, &zero, &n, BPF_ANY) != 0)
+		die_bpf("updating the cgroup count", errno);
+	close(cgn);
+}
+
+static int cmd_enable_cgroup(const char *path)
+{
+	require_kernel();
+	unsigned long long id = cgroup_id(path);
+	int lock = lock_dir(1);
+	int map_fd = bpf_obj_get(MAP_PIN);
+	int linked = pinned_here(LINK_PIN);
+	if (linked && access(CG_PIN, F_OK) != 0)
+		die("ENOTSUP", "the loaded BPF switch is from an smc-run without cgroup scope: disable it (smc-run disable --all) and enable again");
+	if (!linked) {
+		if (map_fd >= 0)
+			unlink(LINK_PIN);
+		load_and_pin(map_fd, NULL, NULL);
+	}
+	int cg_fd = bpf_obj_get(CG_PIN);
+	if (cg_fd < 0)
+		die_bpf("opening the pinned cgroup map", errno);
+	struct { unsigned long long switched, reserved; } v = {0, 0};
+	int already = bpf_map_lookup_elem(cg_fd, &id, &v) == 0;
+	if (!already && bpf_map_update_elem(cg_fd, &id, &v, BPF_NOEXIST) != 0)
+		die(errno == E2BIG ? "ENOSPC" : errno_code(errno), "adding the cgroup: %s", strerror(errno));
+	set_cgroup_count(cg_fd);
+	printf("{\"cgroup\":\"%llu\",\"already\":%s}\n", id, already ? "true" : "false");
+	close(lock);
+	return 0;
+}
+
+static int cmd_disable_cgroup(const char *path)
+{
+	unsigned long long id = cgroup_id(path);
+	int lock = lock_dir(0);
+	int cg_fd = lock < 0 ? -1 : bpf_obj_get(CG_PIN);
+	struct { unsigned long long switched, reserved; } v = {0, 0};
+	int was = cg_fd >= 0 && bpf_map_lookup_elem(cg_fd, &id, &v) == 0;
+	if (was && bpf_map_delete_elem(cg_fd, &id) != 0)
+		die_bpf("removing the cgroup", errno);
+	if (cg_fd >= 0)
+		set_cgroup_count(cg_fd);
+	int map_fd = lock < 0 ? -1 : bpf_obj_get(MAP_PIN);
+	int left = (map_fd >= 0 ? count_entries(map_fd) : 0) + (cg_fd >= 0 ? count_entries(cg_fd) : 0);
+	if (lock >= 0 && left == 0)
+		unpin_all();
+	printf("{\"cgroup\":\"%llu\",\"was\":%s,\"switched\":%llu,\"left\":%d}\n", id, was ? "true" : "false", v.switched, left);
 	return 0;
 }
 
@@ -823,6 +933,18 @@ static int cmd_status(void)
 			printf("}");
 		}
 	}
+	printf("],\"cgroups\":[");
+	int cg_fd = bpf_obj_get(CG_PIN), c = 0;
+	if (cg_fd >= 0) {
+		unsigned long long ck, cnext;
+		for (int r = bpf_map_get_next_key(cg_fd, NULL, &cnext); r == 0; r = bpf_map_get_next_key(cg_fd, &ck, &cnext)) {
+			ck = cnext;
+			struct { unsigned long long switched, reserved; } cv;
+			if (bpf_map_lookup_elem(cg_fd, &ck, &cv) == 0)
+				printf("%s{\"id\":\"%llu\",\"switched\":%llu}", c++ ? "," : "", ck, cv.switched);
+		}
+		close(cg_fd);
+	}
 	printf("]}\n");
 	return 0;
 }
@@ -841,6 +963,10 @@ int main(int argc, char **argv)
 		return cmd_disable(argv[2]);
 	if (!strcmp(cmd, "disable-all") && argc == 2)
 		return cmd_disable_all();
-	fprintf(stderr, "EUSAGE usage: smc-bpf probe | status | enable NETNS [POLICY] | disable NETNS | disable-all\n");
+	if (!strcmp(cmd, "enable-cgroup") && argc == 3)
+		return cmd_enable_cgroup(argv[2]);
+	if (!strcmp(cmd, "disable-cgroup") && argc == 3)
+		return cmd_disable_cgroup(argv[2]);
+	fprintf(stderr, "EUSAGE usage: smc-bpf probe | status | enable NETNS [POLICY] | disable NETNS | disable-all | enable-cgroup DIR | disable-cgroup DIR\n");
 	return 2;
 }

@@ -45,6 +45,30 @@ struct {
 	__type(value, struct smc_switch_ns);
 } smc_switch_netns SEC(".maps");
 
+// cgroup scope (`smc-run enable --cgroup PATH`): sockets created by tasks in that cgroup or below it,
+// in whatever namespace they run. Keyed by cgroup id (the cgroup v2 directory's file handle).
+struct smc_switch_cg {
+	__u64 switched;
+	__u64 reserved;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64); // cgroup id
+	__type(value, struct smc_switch_cg);
+} smc_switch_cgroup SEC(".maps");
+
+// how many cgroups the loader put in smc_switch_cgroup: 0 skips the walk up the task's cgroups
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} smc_switch_cgroups SEC(".maps");
+
+#define CGROUP_LEVELS 16 // deeper cgroups are matched by their 16 upper levels only
+
 SEC("fmod_ret/update_socket_protocol")
 int smc_switch(__u64 *ctx)
 {
@@ -57,10 +81,25 @@ int smc_switch(__u64 *ctx)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 cookie = task->nsproxy->net_ns->net_cookie;
 	struct smc_switch_ns *ns = bpf_map_lookup_elem(&smc_switch_netns, &cookie);
-	if (!ns)
+	if (ns) {
+		__sync_fetch_and_add(&ns->switched, 1);
+		return IPPROTO_SMC;
+	}
+	__u32 zero = 0, *n = bpf_map_lookup_elem(&smc_switch_cgroups, &zero);
+	if (!n || !*n)
 		return protocol;
-	__sync_fetch_and_add(&ns->switched, 1);
-	return IPPROTO_SMC;
+	// level 0 is the root; the task's own cgroup is the deepest level that answers
+	for (int level = 1; level <= CGROUP_LEVELS; level++) {
+		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+		if (!id)
+			break;
+		struct smc_switch_cg *cg = bpf_map_lookup_elem(&smc_switch_cgroup, &id);
+		if (cg) {
+			__sync_fetch_and_add(&cg->switched, 1);
+			return IPPROTO_SMC;
+		}
+	}
+	return protocol;
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -124,7 +124,10 @@ export const enableNamespace = (ns: NetnsHandle, policy?: Buffer): EnableResult 
   run<EnableResult>(policy ? ['enable', '@netns', policy.toString('hex')] : ['enable', '@netns'], ns);
 export const disableNamespace = (ns: NetnsHandle): DisableResult => run<DisableResult>(['disable', '@netns'], ns);
 export const disableAll = (): { removed: number } => run<{ removed: number }>(['disable-all']);
-export function switchStatus(): { loaded: boolean; policyLoaded: boolean; namespaces: SwitchedNamespace[] } {
-  const st = run<{ loaded: boolean; policyLoaded: boolean; namespaces: (Omit<SwitchedNamespace, 'policy'> & { policy?: string })[] }>(['status']);
-  return { ...st, namespaces: st.namespaces.map(({ policy, ...n }) => (policy === undefined ? n : { ...n, policy: decodePolicy(Buffer.from(policy, 'hex')) })) };
+/** Switches the sockets created by tasks in the cgroup v2 directory dir, or below it. */
+export const enableCgroup = (dir: string): { cgroup: string; already: boolean } => run(['enable-cgroup', dir]);
+export const disableCgroup = (dir: string): { cgroup: string; was: boolean; switched: number; left: number } => run(['disable-cgroup', dir]);
+export function switchStatus(): { loaded: boolean; policyLoaded: boolean; namespaces: SwitchedNamespace[]; cgroups: { id: string; switched: number }[] } {
+  const st = run<{ loaded: boolean; policyLoaded: boolean; namespaces: (Omit<SwitchedNamespace, 'policy'> & { policy?: string })[]; cgroups?: { id: string; switched: number }[] }>(['status']);
+  return { ...st, cgroups: st.cgroups ?? [], namespaces: st.namespaces.map(({ policy, ...n }) => (policy === undefined ? n : { ...n, policy: decodePolicy(Buffer.from(policy, 'hex')) })) };
 }

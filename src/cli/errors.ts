@@ -6,6 +6,7 @@
 // ConfigError, RangeError/TypeError) to that vocabulary; main() applies it to every command, which
 // therefore just throw.
 import { NoSmcError } from '../api/errors';
+import { CgroupError } from '../bpf/cgroup';
 import { BpfSwitchError } from '../bpf/switch';
 import { ConfigError } from '../config';
 import { isSystemError } from '../native';
@@ -67,7 +68,7 @@ export function toCliError(e: unknown): CliError {
   if (e instanceof TargetError) return new CliError(e.code, e.message, e.code === 'EINVAL' ? EXIT_FAILURE : undefined);
   if (e instanceof SysctlError) return new CliError(e.code, e.message, e.isUsage ? EXIT_USAGE : EXIT_FAILURE);
   if (e instanceof SnapshotError) return new CliError(e.code, e.message, EXIT_FAILURE);
-  if (e instanceof BpfSwitchError) return new CliError(e.code, e.message, e.isUsage ? EXIT_USAGE : EXIT_FAILURE);
+  if (e instanceof BpfSwitchError || e instanceof CgroupError) return new CliError(e.code, e.message, e.isUsage ? EXIT_USAGE : EXIT_FAILURE);
   if (e instanceof NoSmcError || e instanceof ConfigError) return new CliError(e.code, e.message);
   if (e instanceof NetlinkError) {
     // a netlink family or sock_diag handler that does not exist: this kernel has no SMC

@@ -10,16 +10,17 @@
 import * as fs from 'node:fs';
 import type { Argv } from 'yargs';
 import { encodePolicy, kernelRuleText, type KernelPolicy } from '../bpf/policy';
-import { disableAll, disableNamespace, enableNamespace, probeKernel, switchImpossible, switchStatus } from '../bpf/switch';
+import { disableAll, disableCgroup, disableNamespace, enableCgroup, enableNamespace, probeKernel, switchImpossible, switchStatus } from '../bpf/switch';
+import { cgroupPath, unitCgroup } from '../bpf/cgroup';
 import { withNetns, type NetnsHandle } from '../netns';
 import { parseRules } from '../policy/rules';
 import { netnsMembers } from '../proc/netns-members';
 import type { RegisterCommand } from './commands';
-import { CliError, EXIT_USAGE } from './errors';
+import { CliError, EXIT_FAILURE, EXIT_USAGE } from './errors';
 import { printJson, targetOf, withJson, withTarget } from './options';
 import { renderTable } from './table';
 
-interface Where { target?: number | undefined; netns?: string | undefined; host: boolean }
+interface Where { target?: number | undefined; netns?: string | undefined; host: boolean; cgroup?: string | undefined; unit?: string | undefined }
 
 const OWN_NETNS = '/proc/self/ns/net';
 
@@ -68,7 +69,24 @@ function policyOf(args: EnableArgs): Buffer | undefined {
 const policyText = (p: KernelPolicy): string =>
   [...p.include.map((r) => `include ${kernelRuleText(r)}`), ...p.exclude.map((r) => `exclude ${kernelRuleText(r)}`)].join(', ');
 
+/** --cgroup PATH or --unit NAME: the cgroup directory (undefined: a namespace is named instead). */
+function chosenCgroup(args: Where, verb: string): string | undefined {
+  if (args.cgroup === undefined && args.unit === undefined) return undefined;
+  if (args.cgroup !== undefined && args.unit !== undefined) throw new CliError('EUSAGE', `${verb}: --cgroup or --unit, not both`, EXIT_USAGE);
+  if (args.target !== undefined || args.netns !== undefined || args.host) throw new CliError('EUSAGE', `${verb}: a cgroup scope (--cgroup/--unit) or a namespace (--target/--netns/--host), not both`, EXIT_USAGE);
+  return args.unit !== undefined ? unitCgroup(args.unit) : cgroupPath(args.cgroup!);
+}
+
+function enableByCgroup(args: EnableArgs, dir: string): void {
+  if (args.include !== undefined || args.exclude !== undefined) throw new CliError('ENOTSUP', '--include/--exclude with a cgroup scope: not yet (the kernel policy is per namespace); use the launcher\'s --include/--exclude', EXIT_FAILURE);
+  const r = enableCgroup(dir);
+  if (args.json) printJson({ enabled: true, already: r.already, cgroup: { path: dir, id: r.cgroup } });
+  else process.stdout.write(`${r.already ? 'already on' : 'on'}: cgroup ${dir}: TCP sockets its tasks (and those below it) create from now on open as SMC, in any namespace\n`);
+}
+
 function enable(args: EnableArgs): void {
+  const dir = chosenCgroup(args, 'enable');
+  if (dir !== undefined) return enableByCgroup(args, dir);
   const policy = policyOf(args);
   withChosenNetns(args, 'enable', (ns, host) => {
     const r = enableNamespace(ns, policy);
@@ -90,6 +108,13 @@ function disable(args: DisableArgs): void {
     else process.stdout.write(`off everywhere: ${r.removed} namespace(s) removed, the BPF switch unloaded\n`);
     return;
   }
+  const dir = chosenCgroup(args, 'disable');
+  if (dir !== undefined) {
+    const r = disableCgroup(dir);
+    if (args.json) printJson({ enabled: false, was: r.was, switched: r.switched, left: r.left, cgroup: { path: dir, id: r.cgroup } });
+    else process.stdout.write(r.was ? `off: cgroup ${dir} (${r.switched} socket(s) were switched)${r.left === 0 ? '; the BPF switch unloaded' : ''}\n` : `already off: cgroup ${dir}\n`);
+    return;
+  }
   withChosenNetns(args, 'disable', (ns, host) => {
     const r = disableNamespace(ns);
     if (args.json) printJson({ enabled: false, was: r.was, switched: r.switched, left: r.left, namespace: { label: host ? 'host' : ns.label, inode: r.inode, cookie: r.cookie } });
@@ -109,10 +134,11 @@ function status(args: { json: boolean }): void {
   const policy = kernel.hsCtrl ? 'in the kernel (smc_hs_ctrl): enable --include/--exclude' : 'none in the kernel (needs smc_hs_ctrl, Linux 6.19+)';
   const impossible = switchImpossible(kernel);
   if (args.json) {
-    printJson({ kernel, possible: impossible === undefined, loaded: st.loaded, namespaces: rows });
+    printJson({ kernel, possible: impossible === undefined, loaded: st.loaded, namespaces: rows, cgroups: st.cgroups });
     return;
   }
   process.stdout.write(`kernel ${kernel.kernel}: BPF switch ${impossible === undefined ? 'possible' : `not possible (${impossible})`}; destination policy: ${policy}\n`);
+  for (const c of st.cgroups) process.stdout.write(`cgroup id ${c.id}: ${c.switched} socket(s) switched\n`);
   if (!st.loaded || rows.length === 0) {
     process.stdout.write('no namespace is switched\n');
     return;
@@ -127,7 +153,11 @@ function status(args: { json: boolean }): void {
   ]));
 }
 
-const withWhere = <T>(y: Argv<T>) => withTarget(withJson(y)).option('host', { type: 'boolean', default: false, describe: 'the network namespace smc-run runs in (every program of the host)' });
+const withWhere = <T>(y: Argv<T>) =>
+  withTarget(withJson(y))
+    .option('host', { type: 'boolean', default: false, describe: 'the network namespace smc-run runs in (every program of the host)' })
+    .option('cgroup', { type: 'string', describe: 'instead of a namespace: the tasks of this cgroup v2 directory and below it (absolute, or under /sys/fs/cgroup)' })
+    .option('unit', { type: 'string', describe: 'instead of a namespace: the cgroup of this systemd unit (NAME.service)' });
 
 export const registerSwitch: RegisterCommand = (y: Argv) => {
   y.command('enable', 'BPF switch: every new TCP socket of a network namespace opens as SMC (any program, no restart)', (c) =>
