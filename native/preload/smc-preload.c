@@ -1152,8 +1152,8 @@ API int connect(int fd, const struct sockaddr *addr, socklen_t len) {
   // where no new socket can take its place unseen.
   int fl = fcntl(fd, F_GETFL);
   if (fl < 0 || (fl & O_NONBLOCK) || !made_kind(fd, k)) { errno = err; return rc; }
-  if (cfg.test_mode) {
-    if (!cfg.test_fault || rc < 0) { errno = err; return rc; }
+  if (cfg.test_mode) {   // with a fault to inject (the line above returned without one)
+    if (rc < 0) { errno = err; return rc; }
     // TEST ONLY: this completion counts as a failed SMC handshake; the connection is reset (no
     // TIME_WAIT), as a handshake that failed with ECONNRESET leaves it
     struct linger reset = {1, 0};

@@ -48,7 +48,8 @@ interface EnableArgs extends Where { include?: string[]; exclude?: string[]; jso
 function policyOf(args: EnableArgs): Buffer | undefined {
   for (const [name, given] of [['--include', args.include], ['--exclude', args.exclude]] as const) {
     // an empty value (an unset variable: --include "$NETS") would switch the whole namespace: refused
-    if (given?.some((v) => !/[0-9A-Za-z:.*]/.test(v))) throw new CliError('EUSAGE', `${name} needs at least one CIDR[:PORT] (given: "${given.find((v) => !/[0-9A-Za-z:.*]/.test(v)) ?? ''}")`, EXIT_USAGE);
+    const empty = given?.find((v) => !/[0-9A-Za-z:.*]/.test(v));
+    if (empty !== undefined) throw new CliError('EUSAGE', `${name} needs at least one CIDR[:PORT] (given: "${empty}")`, EXIT_USAGE);
   }
   const include = parseRules((args.include ?? []).join(','));
   const exclude = parseRules((args.exclude ?? []).join(','));
