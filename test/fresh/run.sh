@@ -10,7 +10,7 @@
 # - the host's CA bundle, as NODE_EXTRA_CA_CERTS: TLS to the npm registry passes an intercepting proxy here
 #   whose CA no stock system trusts (a newcomer's machine on an open network needs none of it);
 # - Node's headers (include/node) next to the binary, as in Node's own tarball: node-gyp would otherwise
-#   download them from nodejs.org, which this machine cannot reach;
+#   download them from the Node project's site, which this machine cannot reach;
 # - /etc/hosts with localhost (a Debian install writes one; debootstrap does not), and a policy-rc.d so
 #   packages' postinst scripts start no daemons (a chroot has no init system).
 set -euo pipefail
