@@ -13,7 +13,7 @@
 set -eu
 cd "$(dirname "$0")/../.."
 out=$1 cc=${2:-${CC:-gcc}} triple=${3:-$(${2:-${CC:-gcc}} -dumpmachine)}
-srcs="native/bpf/smc-switch.bpf.c native/bpf/smc-policy.bpf.c native/bpf/smc-bpf.c native/bpf/build.sh"
+srcs="native/bpf/cgroup-scope.bpf.h native/bpf/smc-switch.bpf.c native/bpf/smc-policy.bpf.c native/bpf/smc-bpf.c native/bpf/build.sh"
 if [ -z "${2:-}" ] && [ -f "$out" ]; then
   fresh=1
   for f in $srcs; do [ "$out" -nt "$f" ] || fresh=; done

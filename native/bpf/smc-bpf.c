@@ -9,9 +9,13 @@
 //   smc-bpf enable NETNS [POLICY]  switch the namespace at NETNS (a path; the CLI passes /proc/self/fd/3);
 //                             POLICY (hex, src/bpf/policy.ts) also sets its destination policy (6.19+),
 //                             none clears one set before
-//   smc-bpf disable NETNS     stop switching it; the last one out unpins the program
+//   smc-bpf disable NETNS     stop switching it; the last one out unpins the program ("cookie:N": the
+//                             entry of namespace cookie N, which may be gone)
 //   smc-bpf disable-all       unpin everything
-//   smc-bpf status            the namespaces switched: cookie, inode, sockets switched so far, policy
+//   smc-bpf status            the namespaces switched: cookie, inode, sockets switched so far, policy;
+//                             the cgroups: id, path (or removed), sockets switched, policy
+//   smc-bpf enable-cgroup DIR [POLICY]  switch the tasks of cgroup v2 directory DIR and below it
+//   smc-bpf disable-cgroup DIR          stop switching them ("id:N": the entry of cgroup id N)
 //
 // The two BPF objects are compiled for this loader's byte order (native/bpf/build.sh) and embedded as
 // they are (.incbin below), opened from memory and found by name: building needs no bpftool that reads
@@ -55,12 +59,22 @@ static const char *POLICY_PIN = "/sys/fs/bpf/smc-run/policy";
 static const char *HS_PIN = "/sys/fs/bpf/smc-run/hs_ctrl";
 static const char *CG_PIN = "/sys/fs/bpf/smc-run/cgroup";    // the switched cgroups (enable --cgroup)
 static const char *CGN_PIN = "/sys/fs/bpf/smc-run/cgroups";  // how many there are (the program's shortcut)
+static const char *POLICY_CG_PIN = "/sys/fs/bpf/smc-run/policy_cgroup"; // the cgroups' destination policies
+static const char *CGROUP_ROOT = "/sys/fs/cgroup";
 static const char *HS_NAME = "smc_run"; // native/bpf/smc-policy.bpf.c's smc_run_hs.name
 static const char *HS_SYSCTL = "/proc/sys/net/smc/hs_ctrl";
+
+#define SCOPE_POLICY 1 // native/bpf/smc-switch.bpf.c: the scope's policy is in the kernel
 
 struct ns_value { // native/bpf/smc-switch.bpf.c's struct smc_switch_ns
 	unsigned long long switched;
 	unsigned int inode;
+	unsigned int flags;
+};
+
+struct cg_value { // native/bpf/smc-switch.bpf.c's struct smc_switch_cg
+	unsigned long long switched;
+	unsigned int flags;
 	unsigned int reserved;
 };
 
@@ -77,13 +91,13 @@ static int on_libbpf_print(enum libbpf_print_level level, const char *fmt, va_li
 {
 	if (level == LIBBPF_DEBUG)
 		return 0;
-	char line[sizeof libbpf_last];
-	vsnprintf(line, sizeof line, fmt, ap);
-	line[strcspn(line, "\n")] = 0;
-	if (line[0])
-		memcpy(libbpf_last, line, sizeof line);
+	char text[8192]; // a verifier log comes whole in one message: SMC_RUN_DEBUG shows all of it
+	vsnprintf(text, sizeof text, fmt, ap);
 	if (getenv("SMC_RUN_DEBUG"))
-		fprintf(stderr, "smc-bpf: %s\n", line);
+		fprintf(stderr, "smc-bpf: %s%s", text, text[0] && text[strlen(text) - 1] == '\n' ? "" : "\n");
+	text[strcspn(text, "\n")] = 0;
+	if (text[0])
+		snprintf(libbpf_last, sizeof libbpf_last, "%s", text);
 	return 0;
 }
 
@@ -178,6 +192,7 @@ struct kernel_facts {
 	int btf;     // /sys/kernel/btf/vmlinux: CO-RE can relocate against it
 	int hook;    // update_socket_protocol() exists (6.6+)
 	int hs_ctrl; // struct smc_hs_ctrl exists (6.19+): per-connection policy in the kernel
+	int sock_cgroup; // sockets keep their creator's cgroup (sock_cgroup_data.cgroup: CONFIG_SOCK_CGROUP_DATA)
 };
 
 static struct kernel_facts probe_kernel(void)
@@ -191,6 +206,10 @@ static struct kernel_facts probe_kernel(void)
 		return k;
 	k.hook = btf__find_by_name_kind(vmlinux, "update_socket_protocol", BTF_KIND_FUNC) > 0;
 	k.hs_ctrl = btf__find_by_name_kind(vmlinux, "smc_hs_ctrl", BTF_KIND_STRUCT) > 0;
+	int id = btf__find_by_name_kind(vmlinux, "sock_cgroup_data", BTF_KIND_STRUCT);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(vmlinux, id) : NULL;
+	for (int i = 0; t && i < btf_vlen(t); i++)
+		k.sock_cgroup |= !strcmp(btf__name_by_offset(vmlinux, btf_members(t)[i].name_off), "cgroup");
 	btf__free(vmlinux);
 	return k;
 }
@@ -374,30 +393,50 @@ static int ns_hs_ctrl(const char *path, const char *set, char cur[16])
 	return err;
 }
 
-/**
- * The pinned policy map (fd), registering the handshake controller first when it is not: the kernel keeps
- * a struct_ops registered until its element is deleted, the pin is how a later command finds it.
- */
-static int policy_map(void)
+static int pin_new(struct bpf_map *map, const char *pin, int reused)
 {
-	int fd = bpf_obj_get(POLICY_PIN);
-	if (fd >= 0 && access(HS_PIN, F_OK) == 0)
+	int err;
+	if (reused)
+		return 0;
+	if ((err = bpf_map__pin(map, pin)) != 0)
+		die_bpf("pinning a map", -err);
+	return 1;
+}
+
+/**
+ * The pinned policy maps: the namespaces' (returned) and, when cg_fd is given, the cgroups'; registers
+ * the handshake controller first when it is not: the kernel keeps a struct_ops registered until its
+ * element is deleted, the pin is how a later command finds it.
+ */
+static int policy_map(int *cg_fd)
+{
+	int fd = bpf_obj_get(POLICY_PIN), cfd = bpf_obj_get(POLICY_CG_PIN);
+	if (fd >= 0 && access(HS_PIN, F_OK) == 0) {
+		if (cg_fd && cfd < 0)
+			die("ENOTSUP", "the loaded destination policy is from an smc-run without cgroup scope: disable it (smc-run disable --all) and enable again");
+		if (cg_fd)
+			*cg_fd = cfd;
+		else if (cfd >= 0)
+			close(cfd);
 		return fd;
+	}
 	struct bpf_object *obj = open_policy();
 	if (!obj)
 		die_bpf("opening the destination policy", errno);
-	struct bpf_map *netns_map = map_named(obj, "smc_policy_netns"), *hs = map_named(obj, "smc_run_hs");
-	int err;
+	struct bpf_map *netns_map = map_named(obj, "smc_policy_netns"), *cg_map = map_named(obj, "smc_policy_cgroup");
+	struct bpf_map *hs = map_named(obj, "smc_run_hs"), *scope_map = map_named(obj, "smc_switch_cgroup");
+	// the switch's map of enabled cgroups, shared: both programs must take the same scope for a socket
+	int scope_fd = bpf_obj_get(CG_PIN), err;
+	if (scope_fd >= 0 && (err = bpf_map__reuse_fd(scope_map, scope_fd)) != 0)
+		die_bpf("reusing the pinned cgroup map", -err);
 	if (fd >= 0 && (err = bpf_map__reuse_fd(netns_map, fd)) != 0)
 		die_bpf("reusing the pinned policy map", -err);
+	if (cfd >= 0 && (err = bpf_map__reuse_fd(cg_map, cfd)) != 0)
+		die_bpf("reusing the pinned cgroup policy map", -err);
 	if ((err = bpf_object__load(obj)) != 0)
 		die_bpf("loading the destination policy (struct_ops smc_hs_ctrl) into the kernel", -err);
-	int pinned = 0;
-	if (fd < 0) {
-		if ((err = bpf_map__pin(netns_map, POLICY_PIN)) != 0)
-			die_bpf("pinning the policy map", -err);
-		pinned = 1;
-	}
+	int pinned = pin_new(netns_map, POLICY_PIN, fd >= 0), pinned_cg = pin_new(cg_map, POLICY_CG_PIN, cfd >= 0);
+	int pinned_scope = pin_new(scope_map, CG_PIN, scope_fd >= 0);
 	struct bpf_link *link = bpf_map__attach_struct_ops(hs);
 	err = libbpf_get_error(link);
 	if (!err) {
@@ -408,11 +447,19 @@ static int policy_map(void)
 	if (err) {
 		if (pinned)
 			unlink(POLICY_PIN);
+		if (pinned_cg)
+			unlink(POLICY_CG_PIN);
+		if (pinned_scope)
+			unlink(CG_PIN);
 		if (-err == EEXIST)
 			die("EEXIST", "a BPF handshake controller named %s is registered, but not by this smc-run (no pin at %s): remove it, or reboot", HS_NAME, HS_PIN);
 		die_bpf("registering the destination policy (struct_ops smc_hs_ctrl)", -err);
 	}
+	if (scope_fd >= 0)
+		close(scope_fd);
 	fd = dup(bpf_map__fd(netns_map));
+	if (cg_fd)
+		*cg_fd = dup(bpf_map__fd(cg_map));
 	bpf_object__close(obj);
 	return fd;
 }
@@ -431,13 +478,38 @@ static void policy_unload(void)
 		die_bpf("unpinning the destination policy", errno);
 	if (unlink(POLICY_PIN) != 0 && errno != ENOENT)
 		die_bpf("unpinning the policy map", errno);
+	if (unlink(POLICY_CG_PIN) != 0 && errno != ENOENT)
+		die_bpf("unpinning the cgroup policy map", errno);
 }
 
 static int count_entries(int map_fd);
 static int prune_ended(int map_fd);
 static int cgroups_left(void);
+static void hs_ctrl_clear_everywhere(void);
 
-/** Removes the policy of a namespace (its entry, net.smc.hs_ctrl when it names ours); 1 if there was one. */
+/** Entries in the pinned map at pin (0 when it is not pinned). */
+static int pinned_entries(const char *pin)
+{
+	int fd = bpf_obj_get(pin);
+	int n = fd >= 0 ? count_entries(fd) : 0;
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
+/** With no policy left (namespace or cgroup), net.smc.hs_ctrl goes back to "" wherever it names ours, then the controller. */
+static void policy_unload_unused(void)
+{
+	if (access(HS_PIN, F_OK) != 0 || pinned_entries(POLICY_PIN) + pinned_entries(POLICY_CG_PIN) > 0)
+		return;
+	hs_ctrl_clear_everywhere();
+	policy_unload();
+}
+
+/**
+ * Removes the policy of a namespace (its entry; net.smc.hs_ctrl there when it names ours and no cgroup
+ * scope's policy may need it); 1 if there was one.
+ */
 static int policy_clear(const char *path, unsigned long long cookie)
 {
 	int fd = bpf_obj_get(POLICY_PIN);
@@ -445,16 +517,27 @@ static int policy_clear(const char *path, unsigned long long cookie)
 		return 0;
 	char cur[16];
 	ns_hs_ctrl(path, NULL, cur);
-	if (!strcmp(cur, HS_NAME)) {
+	if (!strcmp(cur, HS_NAME) && pinned_entries(POLICY_CG_PIN) == 0) {
 		int err = ns_hs_ctrl(path, "", cur);
 		if (err)
 			die(errno_code(err), "clearing net.smc.hs_ctrl in %s: %s", path, strerror(err));
 	}
 	int was = bpf_map_delete_elem(fd, &cookie) == 0;
-	if (count_entries(fd) == 0)
-		policy_unload();
 	close(fd);
+	policy_unload_unused();
 	return was;
+}
+
+/** Makes net.smc.hs_ctrl of the namespace at path name smc-run's controller, never replacing another's. */
+static void claim_hs_ctrl(const char *path, const char *what)
+{
+	char cur[16];
+	ns_hs_ctrl(path, NULL, cur);
+	if (cur[0] && strcmp(cur, HS_NAME))
+		die("EBUSY", "net.smc.hs_ctrl in %s names another BPF handshake controller (\"%s\"): smc-run won't replace it; clear it first (smc-run sysctl set hs_ctrl= in that namespace)", what, cur);
+	int err = ns_hs_ctrl(path, HS_NAME, cur);
+	if (err)
+		die(errno_code(err), "setting net.smc.hs_ctrl=%s in %s: %s", HS_NAME, what, strerror(err));
 }
 
 // set by cmd_enable while its policy is in place but the switch not yet: a failure takes it back
@@ -499,16 +582,6 @@ static int cmd_probe(void)
 
 /** Loads, attaches and pins the program, reusing a pinned map when one is left (its entries stand). */
 /** Pins map under pin unless it is pinned already (then it was reused); 1 when this call pinned it. */
-static int pin_new(struct bpf_map *map, const char *pin, int reused)
-{
-	int err;
-	if (reused)
-		return 0;
-	if ((err = bpf_map__pin(map, pin)) != 0)
-		die_bpf("pinning a map", -err);
-	return 1;
-}
-
 /** Loads the switch and attaches it; first (may be NULL: a cgroup is enabled first) goes in its map. */
 static void load_and_pin(int map_fd, const struct netns_id *first, const struct ns_value *v)
 {
@@ -552,58 +625,70 @@ static void load_and_pin(int map_fd, const struct netns_id *first, const struct 
 	die_bpf("attaching the BPF switch to update_socket_protocol", -err);
 }
 
+/** A policy in hex (src/bpf/policy.ts) into pv, once it is sure this kernel can hold one. */
+static void parse_policy(const char *hex, struct policy_value *pv)
+{
+	if (!probe_kernel().hs_ctrl || access(HS_SYSCTL, F_OK) != 0) {
+		struct utsname u;
+		uname(&u);
+		die("ENOTSUP", "this kernel (%s) has no BPF handshake controller (struct smc_hs_ctrl and net.smc.hs_ctrl, Linux 6.19+ with CONFIG_SMC_HS_CTRL_BPF): destination policy can't be applied in the kernel", u.release);
+	}
+	size_t len = strlen(hex);
+	if (len != 2 * sizeof *pv)
+		die("EINVAL", "policy: %zu hex digits, expected %zu", len, 2 * sizeof *pv);
+	unsigned char *b = (unsigned char *)pv;
+	for (size_t i = 0; i < sizeof *pv; i++) {
+		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			die("EINVAL", "policy: not hex at %zu", 2 * i);
+		b[i] = (unsigned char)(hi << 4 | lo);
+	}
+}
+
+/** TEST ONLY (the rollback's guest test): the switch's step fails after the policy's. */
+static void test_enable_fault(void)
+{
+	const char *fault = getenv("SMC_RUN_TEST_ENABLE_FAULT");
+	if (fault && !strcmp(fault, "switch"))
+		die("EIO", "the switch could not be put in place (SMC_RUN_TEST_ENABLE_FAULT=switch)");
+}
+
 static int cmd_enable(const char *path, const char *policy_hex)
 {
 	require_kernel();
 	struct netns_id id = netns_identify(path, 1);
 	struct policy_value pv = {0};
 	if (policy_hex) {
-		struct utsname u;
-		uname(&u);
+		parse_policy(policy_hex, &pv);
 		char cur[16];
 		ns_hs_ctrl(path, NULL, cur);
-		if (!probe_kernel().hs_ctrl || access(HS_SYSCTL, F_OK) != 0)
-			die("ENOTSUP", "this kernel (%s) has no BPF handshake controller (struct smc_hs_ctrl and net.smc.hs_ctrl, Linux 6.19+ with CONFIG_SMC_HS_CTRL_BPF): destination policy can't be applied in the kernel", u.release);
 		if (cur[0] && strcmp(cur, HS_NAME))
 			die("EBUSY", "net.smc.hs_ctrl in that namespace names another BPF handshake controller (\"%s\"): smc-run won't replace it; clear it first (smc-run sysctl set hs_ctrl= in that namespace)", cur);
-		size_t len = strlen(policy_hex);
-		if (len != 2 * sizeof pv)
-			die("EINVAL", "policy: %zu hex digits, expected %zu", len, 2 * sizeof pv);
-		unsigned char *b = (unsigned char *)&pv;
-		for (size_t i = 0; i < sizeof pv; i++) {
-			int hi = hexval(policy_hex[2 * i]), lo = hexval(policy_hex[2 * i + 1]);
-			if (hi < 0 || lo < 0)
-				die("EINVAL", "policy: not hex at %zu", 2 * i);
-			b[i] = (unsigned char)(hi << 4 | lo);
-		}
 	}
 	int lock = lock_dir(1);
 	// the policy first: it only ever holds connections back, so no moment has the switch without it
 	int policy = 0;
 	if (policy_hex) {
-		int pfd = policy_map();
+		int pfd = policy_map(NULL);
 		undo_had_prev = bpf_map_lookup_elem(pfd, &id.cookie, &undo_prev) == 0;
 		if (bpf_map_update_elem(pfd, &id.cookie, &pv, BPF_ANY) != 0)
 			die_bpf("setting the namespace's policy", errno);
 		undo_path = path;
 		undo_cookie = id.cookie;
 		undo = undo_policy;
-		char cur[16];
-		int err = ns_hs_ctrl(path, HS_NAME, cur);
-		if (err)
-			die(errno_code(err), "setting net.smc.hs_ctrl=%s in that namespace: %s", HS_NAME, strerror(err));
+		claim_hs_ctrl(path, "that namespace");
 		close(pfd);
 		policy = 1;
 	}
-	// TEST ONLY (the rollback's guest test): the switch's step fails after the policy's
-	const char *fault = getenv("SMC_RUN_TEST_ENABLE_FAULT");
-	if (fault && !strcmp(fault, "switch"))
-		die("EIO", "the switch could not be put in place (SMC_RUN_TEST_ENABLE_FAULT=switch)");
+	test_enable_fault();
 	int map_fd = bpf_obj_get(MAP_PIN);
 	if (map_fd < 0 && errno != ENOENT)
 		die_bpf("opening the pinned map", errno);
 	struct ns_value v = {.switched = 0, .inode = id.inode};
 	int already = map_fd >= 0 && bpf_map_lookup_elem(map_fd, &id.cookie, &v) == 0;
+	// with rules the switch holds the namespace's sockets back where its controller isn't chosen
+	unsigned int flags = policy ? SCOPE_POLICY : 0, changed = already && v.flags != flags;
+	v.flags = flags;
 	int linked = access(LINK_PIN, F_OK) == 0;
 	if (linked && map_fd < 0) {
 		unlink(LINK_PIN); // a link without its map (removed by hand): start again
@@ -611,6 +696,8 @@ static int cmd_enable(const char *path, const char *policy_hex)
 	}
 	if (!linked)
 		load_and_pin(map_fd, &id, &v);
+	else if (changed && bpf_map_update_elem(map_fd, &id.cookie, &v, BPF_EXIST) != 0)
+		die_bpf("updating the namespace", errno);
 	else if (!already && bpf_map_update_elem(map_fd, &id.cookie, &v, BPF_NOEXIST) != 0) {
 		// full: the entries of namespaces that ended go first, then it is the limit
 		int err = errno;
@@ -655,16 +742,42 @@ static int count_entries(int map_fd)
 	return n;
 }
 
+/** "cookie:N" / "id:N": an entry named by its key, for a namespace or cgroup that may be gone (the OCI hook's poststop). */
+static int key_given(const char *arg, const char *prefix, unsigned long long *key)
+{
+	size_t n = strlen(prefix);
+	if (strncmp(arg, prefix, n) != 0)
+		return 0;
+	char *end;
+	errno = 0;
+	*key = strtoull(arg + n, &end, 10);
+	if (errno || end == arg + n || *end)
+		die("EUSAGE", "%s: not %sNUMBER", arg, prefix);
+	return 1;
+}
+
 static int cmd_disable(const char *path)
 {
-	struct netns_id id = netns_identify(path, 0);
+	struct netns_id id = {0};
+	int by_cookie = key_given(path, "cookie:", &id.cookie);
+	if (!by_cookie)
+		id = netns_identify(path, 0);
 	int lock = lock_dir(0);
 	int map_fd = lock < 0 ? -1 : bpf_obj_get(MAP_PIN);
 	if (map_fd < 0 && lock >= 0 && errno != ENOENT)
 		die_bpf("opening the pinned map", errno);
 	struct ns_value v = {0};
 	int was = map_fd >= 0 && bpf_map_lookup_elem(map_fd, &id.cookie, &v) == 0;
-	if (lock >= 0)
+	if (lock >= 0 && by_cookie) {
+		// no path to the namespace: its net.smc.hs_ctrl (if it still exists) is cleared when the controller goes
+		int pfd = bpf_obj_get(POLICY_PIN);
+		if (pfd >= 0) {
+			bpf_map_delete_elem(pfd, &id.cookie);
+			close(pfd);
+			policy_unload_unused();
+		}
+		id.inode = v.inode;
+	} else if (lock >= 0)
 		policy_clear(path, id.cookie);
 	if (was && bpf_map_delete_elem(map_fd, &id.cookie) != 0)
 		die_bpf("removing the namespace", errno);
@@ -694,15 +807,6 @@ static unsigned long long cgroup_id(const char *path)
 	return h.id;
 }
 
-/** Switched cgroups, from the pinned count (0 when none is pinned). */
-static int cgroups_left(void)
-{
-	int fd = bpf_obj_get(CG_PIN);
-	int n = fd >= 0 ? count_entries(fd) : 0;
-	if (fd >= 0)
-		close(fd);
-	return n;
-}
 
 /** The program's shortcut: how many cgroups are switched (0: it skips the walk up the task's cgroups). */
 static void set_cgroup_count(int cg_fd)
@@ -712,52 +816,6 @@ static void set_cgroup_count(int cg_fd)
 	if (cgn < 0 || bpf_map_update_elem(cgn, &zero, &n, BPF_ANY) != 0)
 		die_bpf("updating the cgroup count", errno);
 	close(cgn);
-}
-
-static int cmd_enable_cgroup(const char *path)
-{
-	require_kernel();
-	unsigned long long id = cgroup_id(path);
-	int lock = lock_dir(1);
-	int map_fd = bpf_obj_get(MAP_PIN);
-	int linked = pinned_here(LINK_PIN);
-	if (linked && access(CG_PIN, F_OK) != 0)
-		die("ENOTSUP", "the loaded BPF switch is from an smc-run without cgroup scope: disable it (smc-run disable --all) and enable again");
-	if (!linked) {
-		if (map_fd >= 0)
-			unlink(LINK_PIN);
-		load_and_pin(map_fd, NULL, NULL);
-	}
-	int cg_fd = bpf_obj_get(CG_PIN);
-	if (cg_fd < 0)
-		die_bpf("opening the pinned cgroup map", errno);
-	struct { unsigned long long switched, reserved; } v = {0, 0};
-	int already = bpf_map_lookup_elem(cg_fd, &id, &v) == 0;
-	if (!already && bpf_map_update_elem(cg_fd, &id, &v, BPF_NOEXIST) != 0)
-		die(errno == E2BIG ? "ENOSPC" : errno_code(errno), "adding the cgroup: %s", strerror(errno));
-	set_cgroup_count(cg_fd);
-	printf("{\"cgroup\":\"%llu\",\"already\":%s}\n", id, already ? "true" : "false");
-	close(lock);
-	return 0;
-}
-
-static int cmd_disable_cgroup(const char *path)
-{
-	unsigned long long id = cgroup_id(path);
-	int lock = lock_dir(0);
-	int cg_fd = lock < 0 ? -1 : bpf_obj_get(CG_PIN);
-	struct { unsigned long long switched, reserved; } v = {0, 0};
-	int was = cg_fd >= 0 && bpf_map_lookup_elem(cg_fd, &id, &v) == 0;
-	if (was && bpf_map_delete_elem(cg_fd, &id) != 0)
-		die_bpf("removing the cgroup", errno);
-	if (cg_fd >= 0)
-		set_cgroup_count(cg_fd);
-	int map_fd = lock < 0 ? -1 : bpf_obj_get(MAP_PIN);
-	int left = (map_fd >= 0 ? count_entries(map_fd) : 0) + (cg_fd >= 0 ? count_entries(cg_fd) : 0);
-	if (lock >= 0 && left == 0)
-		unpin_all();
-	printf("{\"cgroup\":\"%llu\",\"was\":%s,\"switched\":%llu,\"left\":%d}\n", id, was ? "true" : "false", v.switched, left);
-	return 0;
 }
 
 /** A set of namespace inodes (a handful to thousands: a linear search is enough). */
@@ -883,6 +941,216 @@ static int prune_ended(int map_fd)
 	return removed;
 }
 
+#define FILEID_KERNFS_ 0xfe // the file handle type of a cgroup directory (kernfs): the cgroup id
+
+/**
+ * The path of the cgroup with this id into out (as this mount namespace sees it): 1; 0 when the cgroup
+ * is gone (its directory was removed); -1 when that can't be told (no cgroup v2 at /sys/fs/cgroup).
+ */
+static int cgroup_path_of(unsigned long long id, char *out, size_t n)
+{
+	int root = open(CGROUP_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -1;
+	struct {
+		struct file_handle fh;
+		unsigned long long id;
+	} h = {.fh.handle_bytes = sizeof(unsigned long long), .fh.handle_type = FILEID_KERNFS_, .id = id};
+	int fd = open_by_handle_at(root, &h.fh, O_PATH | O_CLOEXEC);
+	int e = errno;
+	close(root);
+	if (fd < 0)
+		return e == ESTALE || e == ENOENT ? 0 : -1;
+	char link[64];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	ssize_t len = readlink(link, out, n - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	out[len] = 0;
+	return 1;
+}
+
+/** Removes the entries (switch and policy) of cgroups whose directory is gone; the count removed. */
+static int prune_cgroups(void)
+{
+	int removed = 0;
+	const char *pins[] = {CG_PIN, POLICY_CG_PIN};
+	for (int m = 0; m < 2; m++) {
+		int fd = bpf_obj_get(pins[m]);
+		if (fd < 0)
+			continue;
+		unsigned long long key, next;
+		char path[4096];
+		int r = bpf_map_get_next_key(fd, NULL, &next);
+		while (r == 0) {
+			key = next;
+			r = bpf_map_get_next_key(fd, &key, &next);
+			if (cgroup_path_of(key, path, sizeof path) == 0 && bpf_map_delete_elem(fd, &key) == 0 && m == 0)
+				removed++;
+		}
+		if (m == 0)
+			set_cgroup_count(fd);
+		close(fd);
+	}
+	return removed;
+}
+
+/** Switched cgroups, from the pinned map (0 when none is pinned). */
+static int cgroups_left(void)
+{
+	return pinned_entries(CG_PIN);
+}
+
+/**
+ * fn(path) once for each network namespace (/proc/PID/ns/net) that a task of cgroup dir, or of one below
+ * it (16 levels), is in now.
+ */
+static void each_cgroup_netns(const char *dir, int depth, struct inode_set *seen, void (*fn)(const char *path))
+{
+	char p[4096];
+	snprintf(p, sizeof p, "%s/cgroup.procs", dir);
+	FILE *f = fopen(p, "re");
+	int pid;
+	while (f && fscanf(f, "%d", &pid) == 1) {
+		char ns[64];
+		struct stat st;
+		snprintf(ns, sizeof ns, "/proc/%d/ns/net", pid);
+		if (stat(ns, &st) != 0 || inode_set_has(seen, (unsigned int)st.st_ino) || inode_set_add(seen, (unsigned int)st.st_ino) != 0)
+			continue;
+		fn(ns);
+	}
+	if (f)
+		fclose(f);
+	DIR *d = depth < 16 ? opendir(dir) : NULL;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+		each_cgroup_netns(p, depth + 1, seen, fn);
+	}
+	if (d)
+		closedir(d);
+}
+
+static void claim_hs_ctrl_at(const char *path)
+{
+	claim_hs_ctrl(path, path);
+}
+
+// set by cmd_enable_cgroup while its policy is in place but the switch not yet (as undo_policy)
+static unsigned long long undo_cg_id;
+static struct policy_value undo_cg_prev;
+static int undo_cg_had_prev;
+static void undo_cgroup_policy(void)
+{
+	int fd = bpf_obj_get(POLICY_CG_PIN);
+	if (fd >= 0) {
+		if (undo_cg_had_prev)
+			bpf_map_update_elem(fd, &undo_cg_id, &undo_cg_prev, BPF_ANY);
+		else
+			bpf_map_delete_elem(fd, &undo_cg_id);
+		close(fd);
+	}
+	policy_unload_unused();
+}
+
+/** Removes a cgroup's policy (its entry; the controller when no policy is left). */
+static void cgroup_policy_clear(unsigned long long id)
+{
+	int fd = bpf_obj_get(POLICY_CG_PIN);
+	if (fd < 0)
+		return;
+	bpf_map_delete_elem(fd, &id);
+	close(fd);
+	policy_unload_unused();
+}
+
+static int cmd_enable_cgroup(const char *path, const char *policy_hex)
+{
+	require_kernel();
+	unsigned long long id = cgroup_id(path);
+	struct policy_value pv = {0};
+	if (policy_hex) {
+		parse_policy(policy_hex, &pv);
+		if (!probe_kernel().sock_cgroup)
+			die("ENOTSUP", "this kernel's sockets keep no cgroup (CONFIG_SOCK_CGROUP_DATA, which CONFIG_CGROUP_BPF selects, is off): the destination policy can't tell a cgroup's connections; enable the cgroup without rules");
+	}
+	int lock = lock_dir(1);
+	int linked = pinned_here(LINK_PIN);
+	if (linked && access(CG_PIN, F_OK) != 0)
+		die("ENOTSUP", "the loaded BPF switch is from an smc-run without cgroup scope: disable it (smc-run disable --all) and enable again");
+	prune_cgroups();
+	// the policy first, as for a namespace: it only ever holds connections back
+	if (policy_hex) {
+		int cg_policy = -1, pfd = policy_map(&cg_policy);
+		close(pfd);
+		undo_cg_id = id;
+		undo_cg_had_prev = bpf_map_lookup_elem(cg_policy, &id, &undo_cg_prev) == 0;
+		if (bpf_map_update_elem(cg_policy, &id, &pv, BPF_ANY) != 0)
+			die(errno == E2BIG ? "ENOSPC" : errno_code(errno), "setting the cgroup's policy: %s", strerror(errno));
+		close(cg_policy);
+		undo = undo_cgroup_policy;
+		// the kernel asks the controller only in namespaces that name it: this one (the host's, where
+		// services and host-network containers run) and the ones the cgroup's tasks are in now; a task
+		// that moves to another namespace later gets TCP there (the switch checks, smc-switch.bpf.c)
+		claim_hs_ctrl("/proc/self/ns/net", "this namespace");
+		struct inode_set seen = {0};
+		each_cgroup_netns(path, 0, &seen, claim_hs_ctrl_at);
+		free(seen.v);
+	}
+	test_enable_fault();
+	int map_fd = bpf_obj_get(MAP_PIN);
+	if (!linked) {
+		if (map_fd >= 0)
+			unlink(LINK_PIN);
+		load_and_pin(map_fd, NULL, NULL);
+	}
+	int cg_fd = bpf_obj_get(CG_PIN);
+	if (cg_fd < 0)
+		die_bpf("opening the pinned cgroup map", errno);
+	struct cg_value v = {0};
+	int already = bpf_map_lookup_elem(cg_fd, &id, &v) == 0;
+	v.flags = policy_hex ? SCOPE_POLICY : 0;
+	if (bpf_map_update_elem(cg_fd, &id, &v, already ? BPF_EXIST : BPF_NOEXIST) != 0)
+		die(errno == E2BIG ? "ENOSPC" : errno_code(errno), "adding the cgroup: %s", errno == E2BIG ? "the BPF switch holds 1024 cgroups, its most: disable some (smc-run status lists them)" : strerror(errno));
+	set_cgroup_count(cg_fd);
+	undo = NULL;
+	// enable without rules: the whole cgroup again; its policy goes last, once nothing can fail
+	if (!policy_hex)
+		cgroup_policy_clear(id);
+	printf("{\"cgroup\":\"%llu\",\"already\":%s,\"policy\":%s}\n", id, already ? "true" : "false", policy_hex ? "true" : "false");
+	close(lock);
+	return 0;
+}
+
+static int cmd_disable_cgroup(const char *path)
+{
+	unsigned long long id;
+	if (!key_given(path, "id:", &id))
+		id = cgroup_id(path);
+	int lock = lock_dir(0);
+	if (lock >= 0)
+		prune_cgroups();
+	int cg_fd = lock < 0 ? -1 : bpf_obj_get(CG_PIN);
+	struct cg_value v = {0};
+	int was = cg_fd >= 0 && bpf_map_lookup_elem(cg_fd, &id, &v) == 0;
+	if (was && bpf_map_delete_elem(cg_fd, &id) != 0)
+		die_bpf("removing the cgroup", errno);
+	if (cg_fd >= 0)
+		set_cgroup_count(cg_fd);
+	// the switch first (its new sockets are TCP), then the rules nothing needs any more
+	if (lock >= 0)
+		cgroup_policy_clear(id);
+	int map_fd = lock < 0 ? -1 : bpf_obj_get(MAP_PIN);
+	int left = (map_fd >= 0 ? count_entries(map_fd) : 0) + (cg_fd >= 0 ? count_entries(cg_fd) : 0);
+	if (lock >= 0 && left == 0)
+		unpin_all();
+	printf("{\"cgroup\":\"%llu\",\"was\":%s,\"switched\":%llu,\"left\":%d}\n", id, was ? "true" : "false", v.switched, left);
+	return 0;
+}
+
 static int cmd_disable_all(void)
 {
 	int lock = lock_dir(0);
@@ -896,6 +1164,15 @@ static int cmd_disable_all(void)
 		unpin_all();
 	printf("{\"removed\":%d}\n", n);
 	return 0;
+}
+
+/** ,"policy":"HEX" of a status entry (src/bpf/policy.ts decodes it). */
+static void print_policy(const struct policy_value *pv)
+{
+	printf(",\"policy\":\"");
+	for (size_t i = 0; i < sizeof *pv; i++)
+		printf("%02x", ((const unsigned char *)pv)[i]);
+	printf("\"");
 }
 
 static int cmd_status(void)
@@ -924,27 +1201,39 @@ static int cmd_status(void)
 				continue; // removed meanwhile
 			printf("%s{\"cookie\":\"%llu\",\"inode\":%u,\"switched\":%llu", n++ ? "," : "", key, v.inode, v.switched);
 			struct policy_value pv;
-			if (policy_fd >= 0 && bpf_map_lookup_elem(policy_fd, &key, &pv) == 0) {
-				printf(",\"policy\":\"");
-				for (size_t i = 0; i < sizeof pv; i++)
-					printf("%02x", ((unsigned char *)&pv)[i]);
-				printf("\"");
-			}
+			if (policy_fd >= 0 && bpf_map_lookup_elem(policy_fd, &key, &pv) == 0)
+				print_policy(&pv);
 			printf("}");
 		}
 	}
 	printf("],\"cgroups\":[");
-	int cg_fd = bpf_obj_get(CG_PIN), c = 0;
+	int cg_fd = bpf_obj_get(CG_PIN), cg_policy = bpf_obj_get(POLICY_CG_PIN), c = 0;
 	if (cg_fd >= 0) {
 		unsigned long long ck, cnext;
 		for (int r = bpf_map_get_next_key(cg_fd, NULL, &cnext); r == 0; r = bpf_map_get_next_key(cg_fd, &ck, &cnext)) {
 			ck = cnext;
-			struct { unsigned long long switched, reserved; } cv;
-			if (bpf_map_lookup_elem(cg_fd, &ck, &cv) == 0)
-				printf("%s{\"id\":\"%llu\",\"switched\":%llu}", c++ ? "," : "", ck, cv.switched);
+			struct cg_value cv;
+			if (bpf_map_lookup_elem(cg_fd, &ck, &cv) != 0)
+				continue;
+			printf("%s{\"id\":\"%llu\",\"switched\":%llu", c++ ? "," : "", ck, cv.switched);
+			char where[4096];
+			int found = cgroup_path_of(ck, where, sizeof where);
+			if (found == 1) {
+				printf(",\"path\":\"");
+				for (const char *q = where; *q; q++)
+					printf(*q == '"' || *q == '\\' ? "\\%c" : (unsigned char)*q < 0x20 ? "?" : "%c", *q);
+				printf("\"");
+			} else if (found == 0)
+				printf(",\"removed\":true");
+			struct policy_value pv;
+			if (cg_policy >= 0 && bpf_map_lookup_elem(cg_policy, &ck, &pv) == 0)
+				print_policy(&pv);
+			printf("}");
 		}
 		close(cg_fd);
 	}
+	if (cg_policy >= 0)
+		close(cg_policy);
 	printf("]}\n");
 	return 0;
 }
@@ -963,10 +1252,10 @@ int main(int argc, char **argv)
 		return cmd_disable(argv[2]);
 	if (!strcmp(cmd, "disable-all") && argc == 2)
 		return cmd_disable_all();
-	if (!strcmp(cmd, "enable-cgroup") && argc == 3)
-		return cmd_enable_cgroup(argv[2]);
+	if (!strcmp(cmd, "enable-cgroup") && (argc == 3 || argc == 4))
+		return cmd_enable_cgroup(argv[2], argc == 4 ? argv[3] : NULL);
 	if (!strcmp(cmd, "disable-cgroup") && argc == 3)
 		return cmd_disable_cgroup(argv[2]);
-	fprintf(stderr, "EUSAGE usage: smc-bpf probe | status | enable NETNS [POLICY] | disable NETNS | disable-all | enable-cgroup DIR | disable-cgroup DIR\n");
+	fprintf(stderr, "EUSAGE usage: smc-bpf probe | status | enable NETNS [POLICY] | disable NETNS|cookie:N | disable-all | enable-cgroup DIR [POLICY] | disable-cgroup DIR|id:N\n");
 	return 2;
 }

@@ -13,6 +13,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_endian.h>
+#include "cgroup-scope.bpf.h"
 
 #define AF_INET 2
 #define AF_INET6 10
@@ -42,8 +43,13 @@ struct sock_common {
 	struct in6_addr skc_v6_daddr;
 } __attribute__((preserve_access_index));
 
+struct sock_cgroup_data {
+	struct cgroup *cgroup; // the cgroup v2 directory of the task that created the socket
+} __attribute__((preserve_access_index));
+
 struct sock {
 	struct sock_common __sk_common;
+	struct sock_cgroup_data sk_cgrp_data;
 } __attribute__((preserve_access_index));
 
 struct inet_sock {
@@ -101,6 +107,32 @@ struct {
 	__type(value, struct smc_policy);
 } smc_policy_netns SEC(".maps");
 
+// the rules of cgroup scopes (`smc-run enable --cgroup PATH --include/--exclude`), by cgroup id
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64); // cgroup id
+	__type(value, struct smc_policy);
+} smc_policy_cgroup SEC(".maps");
+
+/**
+ * The rules for a connection of socket own: a socket of an enabled cgroup has its cgroup's (none when it
+ * was enabled without rules), the others their namespace's; NULL: no rules, SMC is proposed. The scope
+ * is the switch's (native/bpf/smc-switch.bpf.c), from the one map of enabled cgroups.
+ */
+static __always_inline struct smc_policy *policy_of(const struct sock *own)
+{
+	// without CONFIG_SOCK_CGROUP_DATA sockets keep no cgroup: the loader refuses cgroup rules there
+	if (bpf_core_field_exists(own->sk_cgrp_data.cgroup)) {
+		__u64 id;
+		struct smc_switch_cg *cg = scope_cgroup(BPF_CORE_READ(own, sk_cgrp_data.cgroup), &id);
+		if (cg)
+			return cg->flags & SCOPE_POLICY ? bpf_map_lookup_elem(&smc_policy_cgroup, &id) : (void *)0;
+	}
+	__u64 cookie = own->__sk_common.skc_net.net->net_cookie;
+	return bpf_map_lookup_elem(&smc_policy_netns, &cookie);
+}
+
 static __always_inline int rule_matches(const struct smc_rule *r, int family, const __u32 *addr, __u16 port)
 {
 	if (r->has_port && r->port != port)
@@ -140,10 +172,9 @@ static __always_inline int peer_address(const struct sock_common *c, __u32 *addr
 }
 
 /** 1: propose SMC; 0: plain TCP. An exclude rule wins; with include rules only a match proposes SMC. */
-static __always_inline int decide(const struct sock_common *own, const struct sock_common *peer, __u16 port)
+static __always_inline int decide(const struct sock *own, const struct sock_common *peer, __u16 port)
 {
-	__u64 cookie = own->skc_net.net->net_cookie;
-	struct smc_policy *p = bpf_map_lookup_elem(&smc_policy_netns, &cookie);
+	struct smc_policy *p = policy_of(own);
 	if (!p)
 		return 1;
 	__u32 addr[4] = {0};
@@ -168,15 +199,15 @@ static __always_inline int decide(const struct sock_common *own, const struct so
 SEC("struct_ops/syn_option")
 int BPF_PROG(smc_run_syn, struct tcp_sock *tp)
 {
-	const struct sock_common *c = &tp->inet_conn.icsk_inet.sk.__sk_common;
-	return decide(c, c, bpf_ntohs(c->skc_dport));
+	const struct sock *sk = &tp->inet_conn.icsk_inet.sk;
+	return decide(sk, &sk->__sk_common, bpf_ntohs(sk->__sk_common.skc_dport));
 }
 
 SEC("struct_ops/synack_option")
 int BPF_PROG(smc_run_synack, const struct tcp_sock *tp, struct inet_request_sock *ireq)
 {
 	const struct sock_common *req = &ireq->req.__req_common;
-	return decide(&tp->inet_conn.icsk_inet.sk.__sk_common, req, req->skc_num);
+	return decide(&tp->inet_conn.icsk_inet.sk, req, req->skc_num);
 }
 
 // net.smc.hs_ctrl names it: "smc_run" (src/bpf/switch.ts: HS_CTRL_NAME)

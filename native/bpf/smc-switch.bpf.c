@@ -10,6 +10,7 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include "cgroup-scope.bpf.h"
 
 #define AF_INET 2
 #define AF_INET6 10
@@ -19,23 +20,37 @@
 #define IPPROTO_SMC 256
 
 // only the fields read here; preserve_access_index makes every access a CO-RE relocation
+struct smc_hs_ctrl {
+	char name[16];
+} __attribute__((preserve_access_index));
+
+struct netns_smc {
+	struct smc_hs_ctrl *hs_ctrl; // Linux 6.19+ (CONFIG_SMC_HS_CTRL_BPF): net.smc.hs_ctrl
+} __attribute__((preserve_access_index));
+
 struct net {
 	__u64 net_cookie;
+	struct netns_smc smc;
 } __attribute__((preserve_access_index));
 
 struct nsproxy {
 	struct net *net_ns;
 } __attribute__((preserve_access_index));
 
+struct css_set {
+	struct cgroup *dfl_cgrp; // the task's cgroup v2 directory
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	struct nsproxy *nsproxy;
+	struct css_set *cgroups;
 } __attribute__((preserve_access_index));
 
 // what `smc-run status` reads back: the namespace's inode (for people) and the sockets switched so far
 struct smc_switch_ns {
 	__u64 switched;
 	__u32 inode;
-	__u32 reserved;
+	__u32 flags;
 };
 
 struct {
@@ -46,18 +61,8 @@ struct {
 } smc_switch_netns SEC(".maps");
 
 // cgroup scope (`smc-run enable --cgroup PATH`): sockets created by tasks in that cgroup or below it,
-// in whatever namespace they run. Keyed by cgroup id (the cgroup v2 directory's file handle).
-struct smc_switch_cg {
-	__u64 switched;
-	__u64 reserved;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u64); // cgroup id
-	__type(value, struct smc_switch_cg);
-} smc_switch_cgroup SEC(".maps");
+// in whatever namespace they run: smc_switch_cgroup in cgroup-scope.bpf.h, keyed by cgroup id (the
+// cgroup v2 directory's file handle)
 
 // how many cgroups the loader put in smc_switch_cgroup: 0 skips the walk up the task's cgroups
 struct {
@@ -67,7 +72,26 @@ struct {
 	__type(value, __u32);
 } smc_switch_cgroups SEC(".maps");
 
-#define CGROUP_LEVELS 16 // deeper cgroups are matched by their 16 upper levels only
+#define HS_CTRL_NAME "smc_run" // src/bpf/switch.ts: HS_CTRL_NAME
+
+/**
+ * Whether net.smc.hs_ctrl of the namespace names smc-run's destination policy. A scope with rules is
+ * switched only there: elsewhere the kernel would never ask the policy, and a connection it excludes
+ * would go SMC. Plain TCP is what the program would have had without smc-run.
+ */
+static __always_inline int policy_chosen(struct net *net)
+{
+	if (!bpf_core_field_exists(net->smc.hs_ctrl))
+		return 0;
+	struct smc_hs_ctrl *c = BPF_CORE_READ(net, smc.hs_ctrl);
+	char name[sizeof(HS_CTRL_NAME)];
+	if (!c || bpf_core_read(name, sizeof name, &c->name) != 0)
+		return 0;
+	for (int i = 0; i < sizeof name; i++)
+		if (name[i] != HS_CTRL_NAME[i])
+			return 0;
+	return 1;
+}
 
 SEC("fmod_ret/update_socket_protocol")
 int smc_switch(__u64 *ctx)
@@ -79,27 +103,24 @@ int smc_switch(__u64 *ctx)
 	if ((type & SOCK_TYPE_MASK) != SOCK_STREAM || (protocol != 0 && protocol != IPPROTO_TCP))
 		return protocol;
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 cookie = task->nsproxy->net_ns->net_cookie;
-	struct smc_switch_ns *ns = bpf_map_lookup_elem(&smc_switch_netns, &cookie);
-	if (ns) {
-		__sync_fetch_and_add(&ns->switched, 1);
+	struct net *net = task->nsproxy->net_ns;
+	// the cgroup scope first, as the policy decides: a socket of an enabled cgroup is that cgroup's (its
+	// rules, its count) in whatever namespace; the walk only while some cgroup is enabled
+	__u32 zero = 0, *n = bpf_map_lookup_elem(&smc_switch_cgroups, &zero);
+	__u64 id;
+	struct smc_switch_cg *cg = n && *n ? scope_cgroup(BPF_CORE_READ(task, cgroups, dfl_cgrp), &id) : 0;
+	if (cg) {
+		if ((cg->flags & SCOPE_POLICY) && !policy_chosen(net))
+			return protocol;
+		__sync_fetch_and_add(&cg->switched, 1);
 		return IPPROTO_SMC;
 	}
-	__u32 zero = 0, *n = bpf_map_lookup_elem(&smc_switch_cgroups, &zero);
-	if (!n || !*n)
+	__u64 cookie = net->net_cookie;
+	struct smc_switch_ns *ns = bpf_map_lookup_elem(&smc_switch_netns, &cookie);
+	if (!ns || ((ns->flags & SCOPE_POLICY) && !policy_chosen(net)))
 		return protocol;
-	// level 0 is the root; the task's own cgroup is the deepest level that answers
-	for (int level = 1; level <= CGROUP_LEVELS; level++) {
-		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
-		if (!id)
-			break;
-		struct smc_switch_cg *cg = bpf_map_lookup_elem(&smc_switch_cgroup, &id);
-		if (cg) {
-			__sync_fetch_and_add(&cg->switched, 1);
-			return IPPROTO_SMC;
-		}
-	}
-	return protocol;
+	__sync_fetch_and_add(&ns->switched, 1);
+	return IPPROTO_SMC;
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

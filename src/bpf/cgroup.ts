@@ -65,3 +65,9 @@ export function cgroupPath(given: string, root = CGROUP_ROOT): string {
   if (!st.isDirectory()) throw new CgroupError('EUSAGE', `--cgroup ${given}: not a directory`, true);
   return p;
 }
+
+/** The systemd unit a cgroup directory belongs to, by its name (undefined: not a unit's directory). */
+export function unitOfCgroup(dir: string | undefined): string | undefined {
+  const base = dir === undefined ? '' : path.basename(dir);
+  return /^[A-Za-z0-9:_.\\@-]+\.(service|scope)$/.test(base) ? base : undefined;
+}

@@ -123,11 +123,35 @@ export const probeKernel = (): BpfKernelFacts => run<BpfKernelFacts>(['probe']);
 export const enableNamespace = (ns: NetnsHandle, policy?: Buffer): EnableResult =>
   run<EnableResult>(policy ? ['enable', '@netns', policy.toString('hex')] : ['enable', '@netns'], ns);
 export const disableNamespace = (ns: NetnsHandle): DisableResult => run<DisableResult>(['disable', '@netns'], ns);
+/** Removes a namespace's entry by its cookie: for a namespace that may be gone (a container's, after it stopped). */
+export const disableCookie = (cookie: string): DisableResult => run<DisableResult>(['disable', `cookie:${cookie}`]);
 export const disableAll = (): { removed: number } => run<{ removed: number }>(['disable-all']);
-/** Switches the sockets created by tasks in the cgroup v2 directory dir, or below it. */
-export const enableCgroup = (dir: string): { cgroup: string; already: boolean } => run(['enable-cgroup', dir]);
+/** Switches the sockets created by tasks in the cgroup v2 directory dir, or below it; a policy as for enableNamespace. */
+export const enableCgroup = (dir: string, policy?: Buffer): { cgroup: string; already: boolean; policy: boolean } =>
+  run(policy ? ['enable-cgroup', dir, policy.toString('hex')] : ['enable-cgroup', dir]);
 export const disableCgroup = (dir: string): { cgroup: string; was: boolean; switched: number; left: number } => run(['disable-cgroup', dir]);
-export function switchStatus(): { loaded: boolean; policyLoaded: boolean; namespaces: SwitchedNamespace[]; cgroups: { id: string; switched: number }[] } {
-  const st = run<{ loaded: boolean; policyLoaded: boolean; namespaces: (Omit<SwitchedNamespace, 'policy'> & { policy?: string })[]; cgroups?: { id: string; switched: number }[] }>(['status']);
-  return { ...st, cgroups: st.cgroups ?? [], namespaces: st.namespaces.map(({ policy, ...n }) => (policy === undefined ? n : { ...n, policy: decodePolicy(Buffer.from(policy, 'hex')) })) };
+/** Removes a cgroup's entry by its id: for a cgroup that may be gone (a container's, after it stopped). */
+export const disableCgroupId = (id: string): { cgroup: string; was: boolean; switched: number; left: number } => run(['disable-cgroup', `id:${id}`]);
+
+export interface SwitchedCgroup {
+  /** the cgroup id: the directory's file handle (its inode number in /sys/fs/cgroup on 64-bit hosts) */
+  id: string;
+  /** TCP sockets the switch turned into SMC sockets for its tasks so far */
+  switched: number;
+  /** its directory, when it still exists and the loader could tell */
+  path?: string;
+  /** its directory was removed (the entry goes at the next enable or disable of a cgroup) */
+  removed?: boolean;
+  policy?: KernelPolicy;
+}
+
+export interface SwitchStatus { loaded: boolean; policyLoaded: boolean; namespaces: SwitchedNamespace[]; cgroups: SwitchedCgroup[] }
+
+type WithHexPolicy<T> = Omit<T, 'policy'> & { policy?: string };
+const decoded = <T extends { policy?: KernelPolicy }>({ policy, ...rest }: WithHexPolicy<T>): T =>
+  (policy === undefined ? rest : { ...rest, policy: decodePolicy(Buffer.from(policy, 'hex')) }) as T;
+
+export function switchStatus(): SwitchStatus {
+  const st = run<{ loaded: boolean; policyLoaded: boolean; namespaces: WithHexPolicy<SwitchedNamespace>[]; cgroups?: WithHexPolicy<SwitchedCgroup>[] }>(['status']);
+  return { ...st, namespaces: st.namespaces.map((n) => decoded<SwitchedNamespace>(n)), cgroups: (st.cgroups ?? []).map((c) => decoded<SwitchedCgroup>(c)) };
 }

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CgroupError, cgroupPath, unitCgroup, unitName } from '../../src/bpf/cgroup';
+import { CgroupError, cgroupPath, unitCgroup, unitName, unitOfCgroup } from '../../src/bpf/cgroup';
 
 describe('cgroup scope: which directory --unit and --cgroup name', () => {
   let root = '';
@@ -37,5 +37,13 @@ describe('cgroup scope: which directory --unit and --cgroup name', () => {
     expect(cgroupPath('system.slice/redis.service', root)).toBe(path.join(root, 'system.slice/redis.service'));
     expect(cgroupPath(path.join(root, 'a'), root)).toBe(path.join(root, 'a'));
     expect(() => cgroupPath('nope', root)).toThrow(expect.objectContaining({ code: 'ENOENT' }));
+  });
+
+  it('status names the unit of a cgroup directory by its name, and nothing for other directories', () => {
+    expect(unitOfCgroup('/sys/fs/cgroup/system.slice/redis.service')).toBe('redis.service');
+    expect(unitOfCgroup('/sys/fs/cgroup/user.slice/user-1000.slice/session-4.scope')).toBe('session-4.scope');
+    expect(unitOfCgroup('/sys/fs/cgroup/system.slice')).toBeUndefined();
+    expect(unitOfCgroup('/sys/fs/cgroup/smcrun-cg-1')).toBeUndefined();
+    expect(unitOfCgroup(undefined)).toBeUndefined();
   });
 });

@@ -2,8 +2,10 @@
 // were never started under smc-run (a plain Node server in guest b; plain Node, python3, a static C
 // client and a raw-syscall one in guest a) connect over SMC-R; each end read through its own guest's sock_diag while the
 // connection is open. A second namespace in guest a proves the switch is per namespace, and `disable`
-// proves new sockets are TCP again while the data still flows.
-import { execFileSync, spawn } from 'node:child_process';
+// proves new sockets are TCP again while the data still flows. The cgroup scope (`enable --cgroup`):
+// two long-running programs in guest a's one namespace, started before it was enabled, one in the
+// cgroup (its forked children too) and one not: only the first's new connections are SMC-R, both ends.
+import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -47,6 +49,48 @@ function untilLine(argv: string[], re: RegExp): Promise<{ match: RegExpExecArray
       if (m) { clearTimeout(timer); resolve({ match: m, out: () => out + err, done }); }
     });
     void done.then((code) => { clearTimeout(timer); reject(new Error(`${argv.join(' ')} exited ${code} first: ${out} ${err}`)); });
+  });
+}
+
+/**
+ * A long-running python3 (no smc-run anywhere): for each line on stdin it forks a child, and parent and
+ * child each connect, send 64 KiB, read the echo and hold the connection 2 s; prints one line per
+ * connection ({"tag","ok","protocol"}), then {"done":true}.
+ */
+const PY_ROUNDS = `
+import socket, sys, os, time
+host, port = sys.argv[1], int(sys.argv[2])
+def once(tag):
+    s = socket.create_connection((host, port)); data = os.urandom(65536); s.sendall(data); got = b''
+    while len(got) < len(data):
+        b = s.recv(65536)
+        if not b: break
+        got += b
+    proto = s.getsockopt(socket.SOL_SOCKET, socket.SO_PROTOCOL)
+    time.sleep(2); s.close()
+    print('{"tag":"%s","ok":%s,"protocol":%d}' % (tag, 'true' if got == data else 'false', proto), flush=True)
+for line in sys.stdin:
+    pid = os.fork()
+    if pid == 0:
+        once('child'); os._exit(0)
+    once('parent'); os.waitpid(pid, 0)
+    print('{"done":true}', flush=True)
+`;
+
+/** One round of a PY_ROUNDS process: the lines it printed for it. */
+function round(p: ChildProcessWithoutNullStreams): Promise<Record<string, unknown>[]> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`no round end in 60 s: ${out}`)), 60_000);
+    const onData = (d: Buffer): void => {
+      out += d.toString();
+      if (!out.includes('"done"')) return;
+      clearTimeout(timer);
+      p.stdout.off('data', onData);
+      resolve(jsonLines(out).filter((j) => 'tag' in j));
+    };
+    p.stdout.on('data', onData);
+    p.stdin.write('go\n');
   });
 }
 
@@ -193,4 +237,46 @@ describe.runIf(EXPECT_MODE === 'smcr')('BPF switch over SMC-R (smc-run enable)',
     const st = await smcRun(['status', '--json']);
     expect(JSON.parse(st.stdout)).toMatchObject({ loaded: false, namespaces: [] });
   }, 120_000);
+
+  it('enable --cgroup: of two long-running programs in one namespace, the one in the cgroup (and the child it forks) gets SMC-R for its new connections, both ends; the other TCP; disable restores TCP', async () => {
+    const cg = `/sys/fs/cgroup/smcrun-cg-${process.pid}`;
+    fs.mkdirSync(cg);
+    const start = (inCg: boolean): ChildProcessWithoutNullStreams =>
+      spawn('sh', ['-c', `${inCg ? `echo $$ > ${cg}/cgroup.procs && ` : ''}exec python3 -c "$0" "$@"`, PY_ROUNDS, PEER_IP, String(port)], { stdio: 'pipe' });
+    const inside = start(true);
+    const outside = start(false);
+    const protocols = (lines: Record<string, unknown>[]): string => lines.map((l) => `${String(l.tag)}:${String(l.protocol)}:${String(l.ok)}`).sort().join(' ');
+    try {
+      const first = (await peerConns('bpf-echo', 0)).length;
+      // before enable: both TCP
+      expect(protocols(await round(inside))).toBe('child:6:true parent:6:true');
+      const en = await smcRun(['enable', '--cgroup', cg, '--json']);
+      expect(en.code, en.stderr).toBe(0);
+      const before = (await peerConns('bpf-echo', first + 2)).length;
+      const r = round(inside);
+      // while the two connections are held: this guest's sock_diag sees both client ends as SMC-R
+      const mine = (await ends(port, (_s, cl) => cl.filter((x) => x.mode === 'smcr').length >= 2)).client;
+      expect(protocols(await r)).toBe('child:256:true parent:256:true');
+      expect(mine.filter((x) => x.mode === 'smcr')).toHaveLength(2);
+      expect(protocols(await round(outside))).toBe('child:6:true parent:6:true');
+      // the plain server in guest b: SMC-R for the cgroup's two, the outside program's two fell back
+      const conns = (await peerConns('bpf-echo', before + 4)).slice(before);
+      expect(conns.map((c) => c.mode).sort(), JSON.stringify(conns)).toEqual(['fallback', 'fallback', 'smcr', 'smcr']);
+      const st = JSON.parse((await smcRun(['status', '--json'])).stdout) as { cgroups: { path: string; switched: number }[] };
+      expect(st.cgroups).toEqual([expect.objectContaining({ path: cg, switched: 2 })]);
+      // 6.12 has no smc_hs_ctrl: a cgroup policy is refused in one line, the scope as it was
+      const pol = await smcRun(['enable', '--cgroup', cg, '--exclude', '10.0.0.0/8']);
+      expect(pol.code).toBe(1);
+      expect(pol.stderr.trim().split('\n')).toEqual([expect.stringMatching(/can't decide per destination in the kernel/)]);
+      const dis = await smcRun(['disable', '--cgroup', cg, '--json']);
+      expect(JSON.parse(dis.stdout)).toMatchObject({ was: true, switched: 2, left: 0 });
+      expect(protocols(await round(inside))).toBe('child:6:true parent:6:true');
+    } finally {
+      inside.kill();
+      outside.kill();
+      await smcRun(['disable', '--all']);
+      await new Promise((res) => setTimeout(res, 500));
+      fs.rmdirSync(cg);
+    }
+  }, 240_000);
 });
