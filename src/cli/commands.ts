@@ -2,6 +2,7 @@
 import type { Argv } from 'yargs';
 import { registerDoctor } from './doctor';
 import { registerHsLimit } from './hs-limit';
+import { registerOciHook } from './oci-hook';
 import { registerStats } from './stats';
 import { registerSysctl } from './sysctl';
 import { registerSwitch } from './switch';
@@ -21,4 +22,5 @@ export const SUBCOMMANDS: Record<string, RegisterCommand> = {
   enable: registerSwitch,
   disable: registerSwitch,
   status: registerSwitch,
+  'oci-hook': registerOciHook,
 };

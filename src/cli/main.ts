@@ -37,7 +37,7 @@ async function runLauncher(yargs: YargsFactory, argv: string[]): Promise<number>
     .scriptName('smc-run')
     .help(false)
     .version(false)
-    .usage('$0 [options] <command> [args...]\n$0 <stats|sysctl|ueid|seid|hs-limit|doctor|enable|disable|status> ...\n\nRun a command with every TCP socket of its Node.js processes opened as an SMC socket (AF_SMC), falling back to TCP visibly when SMC is impossible.')
+    .usage('$0 [options] <command> [args...]\n$0 <stats|sysctl|ueid|seid|hs-limit|doctor|enable|disable|status|oci-hook> ...\n\nRun a command with every TCP socket of its Node.js processes opened as an SMC socket (AF_SMC), falling back to TCP visibly when SMC is impossible.')
     .parserConfiguration({ 'halt-at-non-option': true, 'parse-positional-numbers': false, 'boolean-negation': false })
     .option('debug', { alias: 'd', type: 'boolean', default: false, describe: 'log each socket and decision to stderr' })
     .option('log-json', { type: 'boolean', default: false, describe: 'log as JSON lines instead of text' })

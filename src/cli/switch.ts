@@ -11,10 +11,11 @@ import * as fs from 'node:fs';
 import type { Argv } from 'yargs';
 import { encodePolicy, kernelRuleText, type KernelPolicy } from '../bpf/policy';
 import { disableAll, disableCgroup, disableNamespace, enableCgroup, enableNamespace, probeKernel, switchImpossible, switchStatus } from '../bpf/switch';
-import { cgroupPath, unitCgroup } from '../bpf/cgroup';
+import { cgroupPath, unitCgroup, unitOfCgroup } from '../bpf/cgroup';
 import { withNetns, type NetnsHandle } from '../netns';
 import { parseRules } from '../policy/rules';
 import { netnsMembers } from '../proc/netns-members';
+import { allRecords, type HookRecord } from '../oci/records';
 import type { RegisterCommand } from './commands';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from './errors';
 import { printJson, targetOf, withJson, withTarget } from './options';
@@ -79,10 +80,13 @@ function chosenCgroup(args: Where, verb: string): string | undefined {
 }
 
 function enableByCgroup(args: EnableArgs, dir: string): void {
-  if (args.include !== undefined || args.exclude !== undefined) throw new CliError('ENOTSUP', '--include/--exclude with a cgroup scope: not yet (the kernel policy is per namespace); use the launcher\'s --include/--exclude', EXIT_FAILURE);
-  const r = enableCgroup(dir);
-  if (args.json) printJson({ enabled: true, already: r.already, cgroup: { path: dir, id: r.cgroup } });
-  else process.stdout.write(`${r.already ? 'already on' : 'on'}: cgroup ${dir}: TCP sockets its tasks (and those below it) create from now on open as SMC, in any namespace\n`);
+  const policy = policyOf(args);
+  const r = enableCgroup(dir, policy);
+  if (args.json) printJson({ enabled: true, already: r.already, policy: r.policy, cgroup: { path: dir, id: r.cgroup } });
+  else {
+    const rules = r.policy ? '; the kernel decides each connection by --include/--exclude in its TCP handshake (here and in the namespaces its tasks are in now)' : '';
+    process.stdout.write(`${r.already ? 'already on' : 'on'}: cgroup ${dir}: TCP sockets its tasks (and those below it) create from now on open as SMC, in any namespace${rules}\n`);
+  }
 }
 
 function enable(args: EnableArgs): void {
@@ -124,22 +128,40 @@ function disable(args: DisableArgs): void {
   });
 }
 
+/** Containers for a table cell: a pod's namespace/name/container where CRI-O named them, else the id. */
+const containerText = (cs: { id: string; pod?: HookRecord['pod'] }[]): string =>
+  cs.map((c) => (c.pod?.name ? `${c.pod.namespace ?? '-'}/${c.pod.name}${c.pod.container ? `/${c.pod.container}` : ''}` : c.id.slice(0, 12))).join(',') || '-';
+
 function status(args: { json: boolean }): void {
   const kernel = probeKernel();
   const st = switchStatus();
   const members = netnsMembers(new Set(st.namespaces.map((n) => n.inode)));
+  // the containers the OCI hook switched, by the scope it recorded for them
+  const records = allRecords();
+  const containersOf = (match: (r: HookRecord) => boolean): { id: string; pod?: HookRecord['pod'] }[] =>
+    records.filter(match).map((r) => (r.pod === undefined ? { id: r.id } : { id: r.id, pod: r.pod }));
   const rows = st.namespaces.map((n) => {
     const m = members.get(n.inode) ?? { names: [], pids: [], commands: [] };
-    return { ...n, names: m.names, pids: m.pids.length, commands: m.commands, live: m.names.length + m.pids.length > 0 };
+    const containers = containersOf((r) => r.scope.kind === 'netns' && r.scope.cookie === n.cookie);
+    return { ...n, names: m.names, pids: m.pids.length, commands: m.commands, live: m.names.length + m.pids.length > 0, containers };
   });
+  const cgroups = st.cgroups.map((c) => ({ ...c, containers: containersOf((r) => r.scope.kind === 'cgroup' && r.scope.id === c.id) }));
   const policy = kernel.hsCtrl ? 'in the kernel (smc_hs_ctrl): enable --include/--exclude' : 'none in the kernel (needs smc_hs_ctrl, Linux 6.19+)';
   const impossible = switchImpossible(kernel);
   if (args.json) {
-    printJson({ kernel, possible: impossible === undefined, loaded: st.loaded, namespaces: rows, cgroups: st.cgroups });
+    printJson({ kernel, possible: impossible === undefined, loaded: st.loaded, policyLoaded: st.policyLoaded, namespaces: rows, cgroups });
     return;
   }
   process.stdout.write(`kernel ${kernel.kernel}: BPF switch ${impossible === undefined ? 'possible' : `not possible (${impossible})`}; destination policy: ${policy}\n`);
-  for (const c of st.cgroups) process.stdout.write(`cgroup id ${c.id}: ${c.switched} socket(s) switched\n`);
+  if (cgroups.length > 0) {
+    process.stdout.write(renderTable(cgroups, [
+      { header: 'CGROUP', value: (c) => (c.removed ? `id ${c.id} (removed)` : (c.path ?? `id ${c.id}`)) },
+      { header: 'UNIT', value: (c) => unitOfCgroup(c.path) ?? '-' },
+      { header: 'CONTAINER', value: (c) => containerText(c.containers) },
+      { header: 'SWITCHED', value: (c) => String(c.switched), align: 'right' },
+      { header: 'POLICY', value: (c) => (c.policy ? `${policyText(c.policy)} (${c.policy.proposed} proposed SMC, ${c.policy.held} kept TCP)` : '-') },
+    ]));
+  }
   if (!st.loaded || rows.length === 0) {
     process.stdout.write('no namespace is switched\n');
     return;
@@ -150,6 +172,7 @@ function status(args: { json: boolean }): void {
     { header: 'PROCS', value: (r) => (r.live ? String(r.pids) : 'gone'), align: 'right' },
     { header: 'SWITCHED', value: (r) => String(r.switched), align: 'right' },
     { header: 'POLICY', value: (r) => (r.policy ? `${policyText(r.policy)} (${r.policy.proposed} proposed SMC, ${r.policy.held} kept TCP)` : '-') },
+    { header: 'CONTAINERS', value: (r) => containerText(r.containers) },
     { header: 'COMMANDS', value: (r) => r.commands.join(',') || '-' },
   ]));
 }

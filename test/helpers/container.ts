@@ -153,14 +153,20 @@ export function crun(o: { rootfs: string; net: ContainerNet; sysctl: Record<stri
  * namespace), no cgroup of its own (the guest kernel has cgroup2 but no controllers) and no seccomp filter
  * (the guest kernel has no CONFIG_SECCOMP). sysctlArgs: `smc-run sysctl export --format podman`'s options.
  */
-export function podman(o: { rootfs: string; net: ContainerNet; sysctlArgs: string[]; state: string }): Runtime {
+/**
+ * podman with its state under o.state. o.net: the container's own namespace (--network=ns:PATH); without
+ * it the host's (--network=host), and then with its own cgroup (podman's cgroupfs manager), as a
+ * host-network container has. o.hooksDir: hooks.d for this podman (--hooks-dir); o.runArgs go to `run`.
+ */
+export function podman(o: { rootfs: string; net?: ContainerNet; sysctlArgs: string[]; state: string; hooksDir?: string; runArgs?: string[] }): Runtime {
   // vfs storage: --rootfs needs no image layers, and vfs mounts nothing that could outlive the test
   const global = ['--root', path.join(o.state, 'root'), '--runroot', path.join(o.state, 'run'), '--tmpdir', path.join(o.state, 'tmp'),
-    '--storage-driver', 'vfs', '--cgroup-manager', 'cgroupfs', '--events-backend', 'none'];
+    '--storage-driver', 'vfs', '--cgroup-manager', 'cgroupfs', '--events-backend', 'none', ...(o.hooksDir ? ['--hooks-dir', o.hooksDir] : [])];
+  const network = o.net ? [`--network=ns:${o.net.path}`, '--cgroups', 'disabled'] : ['--network=host'];
   return {
     name: 'podman',
     command: (id, argv) => [
-      'podman', ...global, 'run', '--rm', '--name', id, `--network=ns:${o.net.path}`, '--cgroups', 'disabled', '--security-opt', 'seccomp=unconfined',
+      'podman', ...global, 'run', '--rm', '--name', id, ...network, ...(o.runArgs ?? []), '--security-opt', 'seccomp=unconfined',
       // notmpcopyup: podman's tmpfs mounts copy what the rootfs has there by default, and this rootfs's /tmp
       // is the 9p share of the host's /tmp: the copy took minutes when the host's /tmp was large, and failed
       // the start ("stat tmp/cc....s: No such file or directory", exit 127) when a file vanished mid-copy
