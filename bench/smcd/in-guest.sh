@@ -26,6 +26,7 @@ npm run -s build:ts
 mkdir -p build/bench
 cc -O2 -Wall -Wextra -shared -fPIC -o build/bench/socket-preload.so bench/c/socket-preload.c -ldl
 cc -O2 -Wall -Wextra -o build/bench/smc-bench bench/c/smc-bench.c
+cc -O2 -Wall -Wextra -o build/bench/socket-loop bench/c/socket-loop.c
 sh native/preload/build.sh build/Release/smc-preload.so   # rebuilds only when stale
 RUN=$(mktemp -d "${TMPDIR:-/tmp}/smc-run-guest-bench.XXXXXX")
 { echo "export SMC_RUN_BENCH_CLOCK=$clock"; printf 'exec node'; printf ' %q' "$@"; echo; } > "$RUN/bench-job.sh"

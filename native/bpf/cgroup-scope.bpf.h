@@ -2,11 +2,12 @@
 // with the cgroup of the task calling socket()) and the destination policy (it asks with the socket's
 // cgroup, which the kernel took from that same task when it made the socket). Both programs hold the one
 // map of enabled cgroups (the loader pins it once and hands it to both), so both take the same scope:
-// the nearest enabled cgroup, the socket's own or an ancestor's. Reads go through bpf_probe_read_kernel
-// (BPF_CORE_READ): the policy runs in softirq for a listener's SYN-ACK, where no task is the socket's.
+// the nearest enabled cgroup, the socket's own or an ancestor's. The walk loads the kernel's pointers
+// directly (BTF-typed loads: one instruction each, a fault reads 0), not through bpf_probe_read_kernel,
+// which cost about 400 instructions a level here (bench/REPORT.md, cgroup check); it runs for every TCP
+// socket() of the host while any cgroup is enabled.
 #ifndef SMC_RUN_CGROUP_SCOPE_BPF_H
 #define SMC_RUN_CGROUP_SCOPE_BPF_H
-#include <bpf/bpf_core_read.h>
 
 // only the fields read here; preserve_access_index makes every access a CO-RE relocation
 struct kernfs_node {
@@ -14,11 +15,12 @@ struct kernfs_node {
 } __attribute__((preserve_access_index));
 
 struct cgroup_subsys_state {
+	struct cgroup *cgroup; // for a cgroup's own css (its self), that cgroup
 	struct cgroup_subsys_state *parent;
 } __attribute__((preserve_access_index));
 
 struct cgroup {
-	struct cgroup_subsys_state self; // its first member: a parent's css is the parent cgroup
+	struct cgroup_subsys_state self;
 	struct kernfs_node *kn;
 } __attribute__((preserve_access_index));
 
@@ -46,11 +48,14 @@ struct {
 static __always_inline struct smc_switch_cg *scope_cgroup(struct cgroup *cgrp, __u64 *id)
 {
 	for (int i = 0; i < CGROUP_LEVELS && cgrp; i++) {
-		*id = BPF_CORE_READ(cgrp, kn, id);
+		*id = cgrp->kn->id;
 		struct smc_switch_cg *v = bpf_map_lookup_elem(&smc_switch_cgroup, id);
 		if (v)
 			return v;
-		cgrp = (struct cgroup *)BPF_CORE_READ(cgrp, self.parent);
+		struct cgroup_subsys_state *parent = cgrp->self.parent;
+		if (!parent)
+			break; // the root
+		cgrp = parent->cgroup;
 	}
 	return (void *)0;
 }

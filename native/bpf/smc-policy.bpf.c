@@ -13,6 +13,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_endian.h>
+#include <bpf/bpf_core_read.h>
 #include "cgroup-scope.bpf.h"
 
 #define AF_INET 2
@@ -125,7 +126,7 @@ static __always_inline struct smc_policy *policy_of(const struct sock *own)
 	// without CONFIG_SOCK_CGROUP_DATA sockets keep no cgroup: the loader refuses cgroup rules there
 	if (bpf_core_field_exists(own->sk_cgrp_data.cgroup)) {
 		__u64 id;
-		struct smc_switch_cg *cg = scope_cgroup(BPF_CORE_READ(own, sk_cgrp_data.cgroup), &id);
+		struct smc_switch_cg *cg = scope_cgroup(own->sk_cgrp_data.cgroup, &id);
 		if (cg)
 			return cg->flags & SCOPE_POLICY ? bpf_map_lookup_elem(&smc_policy_cgroup, &id) : (void *)0;
 	}

@@ -10,6 +10,7 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include "cgroup-scope.bpf.h"
 
 #define AF_INET 2
@@ -83,12 +84,11 @@ static __always_inline int policy_chosen(struct net *net)
 {
 	if (!bpf_core_field_exists(net->smc.hs_ctrl))
 		return 0;
-	struct smc_hs_ctrl *c = BPF_CORE_READ(net, smc.hs_ctrl);
-	char name[sizeof(HS_CTRL_NAME)];
-	if (!c || bpf_core_read(name, sizeof name, &c->name) != 0)
+	struct smc_hs_ctrl *c = net->smc.hs_ctrl;
+	if (!c)
 		return 0;
-	for (int i = 0; i < sizeof name; i++)
-		if (name[i] != HS_CTRL_NAME[i])
+	for (int i = 0; i < sizeof(HS_CTRL_NAME); i++)
+		if (c->name[i] != HS_CTRL_NAME[i])
 			return 0;
 	return 1;
 }
@@ -108,7 +108,7 @@ int smc_switch(__u64 *ctx)
 	// rules, its count) in whatever namespace; the walk only while some cgroup is enabled
 	__u32 zero = 0, *n = bpf_map_lookup_elem(&smc_switch_cgroups, &zero);
 	__u64 id;
-	struct smc_switch_cg *cg = n && *n ? scope_cgroup(BPF_CORE_READ(task, cgroups, dfl_cgrp), &id) : 0;
+	struct smc_switch_cg *cg = n && *n ? scope_cgroup(task->cgroups->dfl_cgrp, &id) : 0;
 	if (cg) {
 		if ((cg->flags & SCOPE_POLICY) && !policy_chosen(net))
 			return protocol;
