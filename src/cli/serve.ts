@@ -8,6 +8,7 @@ import * as http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Argv } from 'yargs';
 import { buildFamilies, renderPrometheusText, PROMETHEUS_CONTENT_TYPE, type MetricFamily, type MetricsTarget, type NamespaceReading } from '../metrics';
+import { ContainerNamespaces } from '../metrics/container-namespaces';
 import { NamespaceReader } from '../metrics/namespace-reader';
 import { sharedWhileRunning } from '../metrics/shared-call';
 import { CliError, EXIT_USAGE, toCliError } from './errors';
@@ -23,6 +24,7 @@ interface ServeArgs {
   listen: string;
   target: number[] | undefined;
   netns: string[] | undefined;
+  containers: boolean;
   maxConnections: number;
   clientTimeout: number;
   logLevel: string;
@@ -45,11 +47,12 @@ export function parseListen(s: string): { host: string | undefined; port: number
   return { host: host === '' ? undefined : host, port };
 }
 
-export function targetsOf(a: Pick<ServeArgs, 'target' | 'netns'>): MetricsTarget[] {
+export function targetsOf(a: Pick<ServeArgs, 'target' | 'netns'> & { containers?: boolean }): MetricsTarget[] {
   const targets: MetricsTarget[] = [];
   for (const pid of a.target ?? []) targets.push({ target: pid });
   for (const ns of a.netns ?? []) targets.push({ netns: ns });
-  if (targets.length === 0) targets.push({});
+  // --containers alone: the containers only (the host's own namespace only when named)
+  if (targets.length === 0 && !a.containers) targets.push({});
   return targets;
 }
 
@@ -90,7 +93,7 @@ export function openReaders(targets: readonly MetricsTarget[]): NamespaceReader[
  * One collection for every scrape that asks while it runs: N scrapers at once cost the kernel one reading
  * of each namespace, not N. Each namespace's error is logged when it appears or changes, and when it ends.
  */
-export function sharedCollection(readers: readonly NamespaceReader[], logger: ExporterLogger): { collect: () => Promise<MetricFamily[]>; collections: () => number } {
+export function sharedCollection(readers: readonly NamespaceReader[], logger: ExporterLogger, containers?: ContainerNamespaces): { collect: () => Promise<MetricFamily[]>; collections: () => number } {
   let collections = 0;
   const lastError = new Map<string, string>();
   const logErrors = (readings: readonly NamespaceReading[]): void => {
@@ -110,9 +113,9 @@ export function sharedCollection(readers: readonly NamespaceReader[], logger: Ex
     collections++;
     // one namespace after another: a host with many namespaces keeps one kernel dump at a time
     const readings: NamespaceReading[] = [];
-    for (const r of readers) readings.push(await r.read());
+    for (const r of [...readers, ...(containers?.refresh() ?? [])]) readings.push(await r.read());
     logErrors(readings);
-    return buildFamilies(readings);
+    return containers ? [...buildFamilies(readings), containers.info()] : buildFamilies(readings);
   };
   return {
     collect: sharedWhileRunning(collect),
@@ -190,7 +193,8 @@ async function serve(a: ServeArgs): Promise<never> {
   const readers = openReaders(targets);
   const { default: pino } = await import('pino');
   const logger = pino({ name: 'smc-run', level: a.logLevel }, pino.destination({ dest: 2, sync: true }));
-  const { collect, collections } = sharedCollection(readers, logger);
+  const containers = a.containers ? new ContainerNamespaces(new Set(readers.map((r) => r.inode))) : undefined;
+  const { collect, collections } = sharedCollection(readers, logger, containers);
   const server = createExporter(collect, { maxConnections: a.maxConnections, clientTimeoutMs: a.clientTimeout * 1000, logger });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) =>
@@ -203,8 +207,8 @@ async function serve(a: ServeArgs): Promise<never> {
   const shown = typeof addr === 'object' && addr ? `${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : a.listen;
   logger.info({
     event: 'start', listen: shown, url: `http://${shown}/metrics`, maxConnections: a.maxConnections, clientTimeoutS: a.clientTimeout,
-    targets: readers.map((r) => ({ netns: r.label, inode: r.inode })),
-  }, `serving SMC metrics of ${readers.map((r) => r.label).join(', ')} on http://${shown}/metrics`);
+    targets: readers.map((r) => ({ netns: r.label, inode: r.inode })), containers: a.containers,
+  }, `serving SMC metrics of ${[...readers.map((r) => r.label), ...(a.containers ? ['the containers the OCI hook switched'] : [])].join(', ')} on http://${shown}/metrics`);
   const stop = (signal: NodeJS.Signals): void => {
     delay.disable();
     const ms = (ns: number): number => Math.round(ns / 1e4) / 100;
@@ -216,6 +220,7 @@ async function serve(a: ServeArgs): Promise<never> {
     }, `stopping on ${signal}`);
     server.close();
     for (const r of readers) r.close();
+    containers?.close();
     process.exit(0);
   };
   process.once('SIGTERM', stop);
@@ -230,11 +235,13 @@ export function registerServe(y: Argv): Argv {
       .option('listen', { type: 'string', default: DEFAULT_LISTEN, describe: 'ADDR:PORT to listen on' })
       .option('target', { type: 'number', array: true, describe: 'a network namespace to export: that of this PID, opened once at start (repeatable)' })
       .option('netns', { type: 'string', array: true, describe: 'a network namespace to export: path or name under /run/netns (repeatable)' })
+      .option('containers', { type: 'boolean', default: false, describe: 'also every namespace the OCI hook switched (smc-run oci-hook), found at each scrape, labelled by pod or container (smc_container_info); alone, only those' })
       .option('max-connections', { type: 'number', default: DEFAULT_MAX_CONNECTIONS, describe: 'connections served at once; more are closed at once' })
       .option('client-timeout', { type: 'number', default: DEFAULT_CLIENT_TIMEOUT_S, describe: 'seconds a client has to send its request (and the idle limit of a kept-alive connection)' })
       .option('log-level', { type: 'string', default: 'info', choices: ['debug', 'info', 'warn', 'error', 'silent'], describe: 'least level of the JSON log lines on stderr (info: start, stop, failures; debug: one per request too)' })
       .example('smc-run stats serve', `the host's SMC metrics on http://${DEFAULT_LISTEN}/metrics`)
-      .example('smc-run stats serve --listen :9787 --target 4321 --netns blue', 'two containers, on all addresses'),
+      .example('smc-run stats serve --listen :9787 --target 4321 --netns blue', 'two containers, on all addresses')
+      .example('smc-run stats serve --containers', 'the containers and pods switched by annotation'),
   async (args) => {
     const a = args as unknown as ServeArgs;
     for (const pid of a.target ?? []) if (!Number.isSafeInteger(pid) || pid <= 0) throw new CliError('EUSAGE', '--target needs a PID', EXIT_USAGE);

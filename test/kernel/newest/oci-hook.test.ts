@@ -2,10 +2,11 @@
 // (--hooks-dir) runs it through crun at createRuntime and poststop. Two containers from the same rootfs run
 // a plain `node echo.cjs server` (no smc-run inside, nothing in their environment), one annotated
 // io.smc-run/enable=true with a sysctl, one not: only the annotated one's server is SMC-D to a client
-// outside (both ends), only its namespace has the sysctl, and once it stops nothing of it is switched or
-// recorded. A host-network container annotated the same way is switched by its cgroup; a program beside it
+// outside (both ends), only its namespace has the sysctl, `stats serve --containers` reads it labelled by
+// its pod, and once it stops nothing of it is switched or recorded. A host-network container annotated the same way is switched by its cgroup; a program beside it
 // in the same (host) namespace is not. A bad annotation leaves its container running on TCP; with
 // io.smc-run/required it does not start.
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -13,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { containerNet, guestRootfs, podman, type ContainerNet, type Runtime } from '../../helpers/container';
 import { echoClient, startEchoServer, waitForConns, type EchoServer } from '../../helpers/echo';
 import { recordsDir } from '../../../src/oci/records';
-import { EXPECT_MODE, run, smcRun } from '../../helpers/run';
+import { BIN, EXPECT_MODE, run, smcRun } from '../../helpers/run';
 
 const SLOW = 600_000;
 const PROTO = 'import socket; s = socket.socket(); print(s.getsockopt(socket.SOL_SOCKET, socket.SO_PROTOCOL))';
@@ -97,6 +98,31 @@ describe.runIf(EXPECT_MODE === 'smcd')('the OCI hook with podman (annotations)',
     expect(st.namespaces.map((n) => n.inode)).toEqual([inodeA]);
     expect(st.namespaces[0]?.containers).toEqual([{ id: expect.stringMatching(/^[0-9a-f]{64}$/), pod: { name: 'web', namespace: 'shop' } }]);
     expect((await smcRun(['status'])).stdout).toMatch(/shop\/web/);
+
+    // the exporter finds the pod's namespace through the hook's records, labelled by the pod
+    const exporter = spawn(process.execPath, [BIN, 'stats', 'serve', '--containers', '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let err = '';
+        const t = setTimeout(() => reject(new Error(`the exporter did not start: ${err}`)), 60_000);
+        exporter.stderr.on('data', (d) => {
+          err += d;
+          const m = /"url":"([^"]+)"/.exec(err);
+          if (m) {
+            clearTimeout(t);
+            resolve(m[1]!);
+          }
+        });
+      });
+      const body = await (await fetch(url)).text();
+      expect(body).toMatch(/^smc_up\{netns="pod:shop\/web"\} 1$/m);
+      expect(body).toMatch(/^smc_container_info\{netns="pod:shop\/web",container_id="[0-9a-f]{64}",pod="web",pod_namespace="shop",container=""\} 1$/m);
+      // the SMC-D connection to the annotated server, counted in the pod's namespace; the plain container's is not read
+      expect(body).toMatch(/^smc_handshakes_total\{netns="pod:shop\/web",mode="smcd",side="server"[^}]*\} [1-9]/m);
+      expect(body).not.toMatch(/netns="self"/);
+    } finally {
+      exporter.kill();
+    }
 
     // stop the annotated container: poststop undoes the switch and its record
     await sa.stop();
