@@ -108,7 +108,8 @@ int smc_switch(__u64 *ctx)
 	// rules, its count) in whatever namespace; the walk only while some cgroup is enabled
 	__u32 zero = 0, *n = bpf_map_lookup_elem(&smc_switch_cgroups, &zero);
 	__u64 id;
-	struct smc_switch_cg *cg = n && *n ? scope_cgroup(task->cgroups->dfl_cgrp, &id) : 0;
+	// (a kernel without CONFIG_CGROUPS has no task->cgroups: the walk is left out when the program loads)
+	struct smc_switch_cg *cg = n && *n && bpf_core_field_exists(task->cgroups) ? scope_cgroup(task->cgroups->dfl_cgrp, &id) : 0;
 	if (cg) {
 		if ((cg->flags & SCOPE_POLICY) && !policy_chosen(net))
 			return protocol;
