@@ -37,12 +37,14 @@ export const registerOciHook: RegisterCommand = (y: Argv, setExit) => {
   y.command('oci-hook [action]', 'the OCI runtime hook for podman and CRI-O (annotation io.smc-run/enable=true); install|uninstall its hooks.d file', (c) =>
     withJson(c)
       .positional('action', { choices: ['install', 'uninstall'] as const, describe: 'without one: run as the hook (the OCI state on stdin)' })
-      .option('dir', { type: 'string', default: HOOKS_DIR, describe: 'the hooks.d directory' }),
+      .option('dir', { type: 'string', default: HOOKS_DIR, describe: 'the hooks.d directory' })
+      .option('launcher', { type: 'string', describe: 'install: the smc-run launcher as the runtime will find it (default: this package\'s bin/smc-run)' })
+      .option('node-dir', { type: 'string', describe: 'install: the directory of the node the launcher runs (default: the running node\'s)' }),
   (a) => {
-    const args = a as unknown as { action?: 'install' | 'uninstall'; dir: string; json: boolean };
+    const args = a as unknown as { action?: 'install' | 'uninstall'; dir: string; json: boolean; launcher?: string; nodeDir?: string };
     if (args.action === undefined) return hook(setExit);
     if (args.action === 'install') {
-      const file = installHook(args.dir);
+      const file = installHook(args.dir, args.launcher, args.nodeDir);
       if (args.json) printJson({ installed: file });
       else process.stdout.write(`installed: ${file} (podman and CRI-O run the hook for containers annotated io.smc-run/enable=true)\n`);
       return;

@@ -29,10 +29,15 @@ export function hookDefinition(launcher = path.join(PACKAGE_ROOT, 'bin', 'smc-ru
   };
 }
 
-export function installHook(dir = HOOKS_DIR): string {
+/**
+ * Writes the hooks.d file. launcher/nodeDir: where the runtime finds smc-run's launcher and node, as the
+ * host sees them (the node kit installs a copy on the host from a container: deploy/node-install.sh);
+ * default this package's launcher and the running node.
+ */
+export function installHook(dir = HOOKS_DIR, launcher?: string, nodeDir?: string): string {
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, HOOK_FILE);
-  replaceFileAtomically(file, JSON.stringify(hookDefinition(), null, 2) + '\n');
+  replaceFileAtomically(file, JSON.stringify(hookDefinition(launcher, nodeDir), null, 2) + '\n');
   fs.chmodSync(file, 0o644); // the runtimes read it as root; others may read what it runs
   return file;
 }

@@ -6,7 +6,7 @@
 // its pod, and once it stops nothing of it is switched or recorded. A host-network container annotated the same way is switched by its cgroup; a program beside it
 // in the same (host) namespace is not. A bad annotation leaves its container running on TCP; with
 // io.smc-run/required it does not start.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -14,13 +14,30 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { containerNet, guestRootfs, podman, type ContainerNet, type Runtime } from '../../helpers/container';
 import { echoClient, startEchoServer, waitForConns, type EchoServer } from '../../helpers/echo';
 import { recordsDir } from '../../../src/oci/records';
-import { BIN, EXPECT_MODE, run, smcRun } from '../../helpers/run';
+import { BIN, EXPECT_MODE, REPO, run, smcRun } from '../../helpers/run';
 
 const SLOW = 600_000;
 const PROTO = 'import socket; s = socket.socket(); print(s.getsockopt(socket.SOL_SOCKET, socket.SO_PROTOCOL))';
 const ann = (pairs: Record<string, string>): string[] => Object.entries(pairs).flatMap(([k, v]) => ['--annotation', `${k}=${v}`]);
 
 interface Status { namespaces: { inode: number; cookie: string; containers: { id: string }[] }[]; cgroups: { id: string; path?: string; containers: { id: string }[]; switched: number }[]; loaded: boolean }
+/** One scrape of an exporter started with --listen 127.0.0.1:0 (its URL is in its start log line). */
+async function scrape(exporter: ReturnType<typeof spawn>): Promise<string> {
+  const url = await new Promise<string>((resolve, reject) => {
+    let err = '';
+    const t = setTimeout(() => reject(new Error(`the exporter did not start: ${err}`)), 60_000);
+    exporter.stderr!.on('data', (d) => {
+      err += d;
+      const m = /"url":"([^"]+)"/.exec(err);
+      if (m) {
+        clearTimeout(t);
+        resolve(m[1]!);
+      }
+    });
+  });
+  return (await fetch(url)).text();
+}
+
 const status = async (): Promise<Status> => JSON.parse((await smcRun(['status', '--json'])).stdout) as Status;
 const sysctlIn = async (ns: string): Promise<string> => (await run('ip', ['netns', 'exec', ns, 'cat', '/proc/sys/net/smc/autocorking_size'])).stdout.trim();
 
@@ -102,19 +119,7 @@ describe.runIf(EXPECT_MODE === 'smcd')('the OCI hook with podman (annotations)',
     // the exporter finds the pod's namespace through the hook's records, labelled by the pod
     const exporter = spawn(process.execPath, [BIN, 'stats', 'serve', '--containers', '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        let err = '';
-        const t = setTimeout(() => reject(new Error(`the exporter did not start: ${err}`)), 60_000);
-        exporter.stderr.on('data', (d) => {
-          err += d;
-          const m = /"url":"([^"]+)"/.exec(err);
-          if (m) {
-            clearTimeout(t);
-            resolve(m[1]!);
-          }
-        });
-      });
-      const body = await (await fetch(url)).text();
+      const body = await scrape(exporter);
       expect(body).toMatch(/^smc_up\{netns="pod:shop\/web"\} 1$/m);
       expect(body).toMatch(/^smc_container_info\{netns="pod:shop\/web",container_id="[0-9a-f]{64}",pod="web",pod_namespace="shop",container=""\} 1$/m);
       // the SMC-D connection to the annotated server, counted in the pod's namespace; the plain container's is not read
@@ -172,5 +177,38 @@ describe.runIf(EXPECT_MODE === 'smcd')('the OCI hook with podman (annotations)',
     expect(r2.stdout.trim()).toBe('');
     expect(r2.stderr).toMatch(/error executing hook .*smc-run/);
     expect(hookLog().trim().split('\n').pop()).toMatch(/no_such_sysctl.*the container does not start \(io\.smc-run\/required\)$/);
+  }, SLOW);
+
+  it('the node kit\'s commands as plain processes: node-install.sh copies node and smc-run under PREFIX and points hooks.d at the copy; podman runs that hook; the exporter command serves from the copy', async () => {
+    // a production install of the package, as the kit's image has it (npm install -g): no dev dependencies
+    const stage = path.join(state, 'pkg');
+    for (const p of ['bin', 'dist', 'deploy', 'package.json', 'build/Release']) fs.cpSync(path.join(REPO, p), path.join(stage, p), { recursive: true });
+    const deps = execFileSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: REPO, encoding: 'utf8' }).split('\n').filter((l) => l.includes('/node_modules/'));
+    for (const d of deps) fs.cpSync(d, path.join(stage, path.relative(REPO, d)), { recursive: true });
+    const prefix = path.join(state, 'opt-smc-run');
+    const kitHooks = path.join(state, 'kit-hooks.d');
+    const inst = await run('sh', [path.join(stage, 'deploy', 'node-install.sh')], { HOST_ROOT: '', PREFIX: prefix, HOOKS_DIR: kitHooks });
+    expect(inst.code, inst.stderr).toBe(0);
+    const def = JSON.parse(fs.readFileSync(path.join(kitHooks, 'smc-run.json'), 'utf8')) as { hook: { path: string; env: string[] } };
+    expect(def.hook.path).toBe(`${prefix}/lib/bin/smc-run`);
+    expect(def.hook.env[0]).toMatch(new RegExp(`^PATH=${prefix}/bin:`));
+    expect(fs.existsSync(path.join(prefix, 'lib', 'node_modules', 'vitest'))).toBe(false);
+
+    const rt = podman({ rootfs: rootfs.dir, net: netB, sysctlArgs: [], state: path.join(state, 'kit'), hooksDir: kitHooks, runArgs: ann({ 'io.smc-run/enable': 'true' }) });
+    runtimes.push(rt);
+    const argv = rt.command(`smcrun-oci-kit-${process.pid}`, ['python3', '-c', PROTO]);
+    const r = await run(argv[0]!, argv.slice(1));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim(), hookLog()).toBe('256');
+    await rt.settled();
+    expect((await status()).namespaces).toEqual([]);
+
+    // the exporter's command line of the DaemonSet, run from the copy (listening on loopback here)
+    const exporter = spawn(`${prefix}/bin/node`, [`${prefix}/lib/bin/smc-run`, 'stats', 'serve', '--containers', '--target', '1', '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    try {
+      expect(await scrape(exporter)).toMatch(/^smc_up\{netns="pid:1"\} 1$/m);
+    } finally {
+      exporter.kill();
+    }
   }, SLOW);
 });
