@@ -7,12 +7,13 @@
 // cgroup (its forked children too) and one not: only the first's new connections are SMC-R, both ends.
 import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listSmcSockets } from '../../../src/stats/sockets';
 import { PEER_IP, PEER_IP6, peer, peerConns, startPeerServer } from '../../helpers/peer';
 import { buildFixture, ends, jsonLines, tempDir } from '../../helpers/preload-lib';
-import { EXPECT_MODE, run, smcRun, SCENARIOS } from '../../helpers/run';
+import { BIN, EXPECT_MODE, run, smcRun, SCENARIOS } from '../../helpers/run';
 
 interface Row { mode: string; local: { address: string; port: number }; remote: { address: string; port: number }; owners?: { command: string }[] }
 const rowsOf = (stdout: string): Row[] => (JSON.parse(stdout) as { sockets: Row[] }).sockets;
@@ -282,4 +283,38 @@ describe.runIf(EXPECT_MODE === 'smcr')('BPF switch over SMC-R (smc-run enable)',
       fs.rmdirSync(cg);
     }
   }, 240_000);
+
+  it('the OCI hook on stock 6.12, run as the runtime runs it (the state on stdin): rules refused in one line, the container left on TCP; without rules its namespace switched, and undone at poststop', async () => {
+    const ns = `smcrun-oci-${process.pid}`;
+    execFileSync('ip', ['netns', 'add', ns]);
+    // the container's first process: a sleep in its own namespace (no podman in these guests)
+    const ctr = spawn('ip', ['netns', 'exec', ns, 'sleep', '60'], { stdio: 'ignore' });
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'smc-run-oci-cache-'));
+    const hook = (status: string, annotations: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> =>
+      run(process.execPath, [BIN, 'oci-hook'], { XDG_CACHE_HOME: cache }, { input: JSON.stringify({ ociVersion: '1.0.2', id: `c${process.pid}`, status, pid: ctr.pid, annotations }) });
+    try {
+      await new Promise((r) => setTimeout(r, 500)); // ip netns exec has entered the namespace
+      const inode = fs.statSync(`/run/netns/${ns}`).ino;
+      expect(fs.statSync(`/proc/${ctr.pid}/ns/net`).ino).toBe(inode);
+      const refused = await hook('created', { 'io.smc-run/enable': 'true', 'io.smc-run/exclude': '10.0.0.0/8' });
+      expect(refused.code).toBe(0);
+      expect(refused.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^smc-run oci-hook: container c\d+: this kernel \(6\.12[^)]*\) has no BPF handshake controller.*; the container runs on TCP$/)]);
+      expect(JSON.parse((await smcRun(['status', '--json'])).stdout)).toMatchObject({ loaded: false, namespaces: [] });
+      const required = await hook('created', { 'io.smc-run/enable': 'true', 'io.smc-run/exclude': '10.0.0.0/8', 'io.smc-run/required': 'true' });
+      expect(required.code).toBe(1);
+      const on = await hook('created', { 'io.smc-run/enable': 'true' });
+      expect(on.code, on.stderr).toBe(0);
+      expect(on.stderr).toBe('');
+      const st = JSON.parse((await smcRun(['status', '--json'])).stdout) as { namespaces: { inode: number }[] };
+      expect(st.namespaces.map((n) => n.inode)).toEqual([inode]);
+      const off = await hook('stopped', { 'io.smc-run/enable': 'true' });
+      expect(off.code, off.stderr).toBe(0);
+      expect(JSON.parse((await smcRun(['status', '--json'])).stdout)).toMatchObject({ loaded: false, namespaces: [] });
+    } finally {
+      ctr.kill();
+      await smcRun(['disable', '--all']);
+      execFileSync('ip', ['netns', 'del', ns]);
+      fs.rmSync(cache, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
