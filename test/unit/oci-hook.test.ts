@@ -103,4 +103,25 @@ describe('OCI hook: the hooks.d file, the state, the records', () => {
     expect(onStop({ id: 'ctr', status: 'stopped' }, rec)).toEqual({ exit: 0 });
     expect(allRecords(rec)).toEqual([]);
   });
+
+  it('poststop of one container of a pod leaves the shared namespace switched: only the last record out undoes it', () => {
+    const rec = path.join(dir, 'records3');
+    const scope = { kind: 'netns' as const, cookie: '4242', inode: 4026539999 };
+    writeRecord({ id: 'infra', scope, at: 'now' }, rec);
+    writeRecord({ id: 'app', scope, at: 'now' }, rec);
+    // no loader here: a call to the switch shows as its one line (the switch is not built)
+    const saved = process.env.SMC_RUN_BPF_LOADER;
+    process.env.SMC_RUN_BPF_LOADER = path.join(dir, 'no-loader');
+    try {
+      // another container still names the namespace: the switch is not asked, only its own record goes
+      expect(onStop({ id: 'app', status: 'stopped' }, rec)).toEqual({ exit: 0 });
+      expect(allRecords(rec).map((r) => r.id)).toEqual(['infra']);
+      // the last one out asks the switch to drop the namespace (here: it can't, one line, exit 0)
+      expect(onStop({ id: 'infra', status: 'stopped' }, rec)).toEqual({ exit: 0, message: expect.stringMatching(/^undoing its switch: the BPF switch is not built/) });
+      expect(allRecords(rec)).toEqual([]);
+    } finally {
+      if (saved === undefined) delete process.env.SMC_RUN_BPF_LOADER;
+      else process.env.SMC_RUN_BPF_LOADER = saved;
+    }
+  });
 });
