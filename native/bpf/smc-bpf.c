@@ -393,6 +393,7 @@ static int ns_hs_ctrl(const char *path, const char *set, char cur[16])
 	return err;
 }
 
+/** Pins map under pin unless it was reused (pinned already); 1 when this call pinned it. */
 static int pin_new(struct bpf_map *map, const char *pin, int reused)
 {
 	int err;
@@ -484,7 +485,6 @@ static void policy_unload(void)
 
 static int count_entries(int map_fd);
 static int prune_ended(int map_fd);
-static int cgroups_left(void);
 static void hs_ctrl_clear_everywhere(void);
 
 /** Entries in the pinned map at pin (0 when it is not pinned). */
@@ -508,15 +508,17 @@ static void policy_unload_unused(void)
 
 /**
  * Removes the policy of a namespace (its entry; net.smc.hs_ctrl there when it names ours and no cgroup
- * scope's policy may need it); 1 if there was one.
+ * scope's policy may need it); 1 if there was one. path NULL: the namespace may be gone (disable
+ * cookie:N), its net.smc.hs_ctrl is cleared when the controller goes.
  */
 static int policy_clear(const char *path, unsigned long long cookie)
 {
 	int fd = bpf_obj_get(POLICY_PIN);
 	if (fd < 0)
 		return 0;
-	char cur[16];
-	ns_hs_ctrl(path, NULL, cur);
+	char cur[16] = "";
+	if (path)
+		ns_hs_ctrl(path, NULL, cur);
 	if (!strcmp(cur, HS_NAME) && pinned_entries(POLICY_CG_PIN) == 0) {
 		int err = ns_hs_ctrl(path, "", cur);
 		if (err)
@@ -528,13 +530,20 @@ static int policy_clear(const char *path, unsigned long long cookie)
 	return was;
 }
 
-/** Makes net.smc.hs_ctrl of the namespace at path name smc-run's controller, never replacing another's. */
-static void claim_hs_ctrl(const char *path, const char *what)
+/** Refuses (one line) a namespace whose net.smc.hs_ctrl names another controller than smc-run's. */
+static void refuse_other_hs_ctrl(const char *path, const char *what)
 {
 	char cur[16];
 	ns_hs_ctrl(path, NULL, cur);
 	if (cur[0] && strcmp(cur, HS_NAME))
 		die("EBUSY", "net.smc.hs_ctrl in %s names another BPF handshake controller (\"%s\"): smc-run won't replace it; clear it first (smc-run sysctl set hs_ctrl= in that namespace)", what, cur);
+}
+
+/** Makes net.smc.hs_ctrl of the namespace at path name smc-run's controller, never replacing another's. */
+static void claim_hs_ctrl(const char *path, const char *what)
+{
+	refuse_other_hs_ctrl(path, what);
+	char cur[16];
 	int err = ns_hs_ctrl(path, HS_NAME, cur);
 	if (err)
 		die(errno_code(err), "setting net.smc.hs_ctrl=%s in %s: %s", HS_NAME, what, strerror(err));
@@ -580,9 +589,10 @@ static int cmd_probe(void)
 	return 0;
 }
 
-/** Loads, attaches and pins the program, reusing a pinned map when one is left (its entries stand). */
-/** Pins map under pin unless it is pinned already (then it was reused); 1 when this call pinned it. */
-/** Loads the switch and attaches it; first (may be NULL: a cgroup is enabled first) goes in its map. */
+/**
+ * Loads the switch and attaches it, reusing the pinned maps that are left (their entries stand); first
+ * (NULL when a cgroup is enabled first) goes in the namespace map.
+ */
 static void load_and_pin(int map_fd, const struct netns_id *first, const struct ns_value *v)
 {
 	struct bpf_object *obj = open_switch();
@@ -660,10 +670,7 @@ static int cmd_enable(const char *path, const char *policy_hex)
 	struct policy_value pv = {0};
 	if (policy_hex) {
 		parse_policy(policy_hex, &pv);
-		char cur[16];
-		ns_hs_ctrl(path, NULL, cur);
-		if (cur[0] && strcmp(cur, HS_NAME))
-			die("EBUSY", "net.smc.hs_ctrl in that namespace names another BPF handshake controller (\"%s\"): smc-run won't replace it; clear it first (smc-run sysctl set hs_ctrl= in that namespace)", cur);
+		refuse_other_hs_ctrl(path, "that namespace"); // before anything is loaded
 	}
 	int lock = lock_dir(1);
 	// the policy first: it only ever holds connections back, so no moment has the switch without it
@@ -768,21 +775,14 @@ static int cmd_disable(const char *path)
 		die_bpf("opening the pinned map", errno);
 	struct ns_value v = {0};
 	int was = map_fd >= 0 && bpf_map_lookup_elem(map_fd, &id.cookie, &v) == 0;
-	if (lock >= 0 && by_cookie) {
-		// no path to the namespace: its net.smc.hs_ctrl (if it still exists) is cleared when the controller goes
-		int pfd = bpf_obj_get(POLICY_PIN);
-		if (pfd >= 0) {
-			bpf_map_delete_elem(pfd, &id.cookie);
-			close(pfd);
-			policy_unload_unused();
-		}
+	if (by_cookie)
 		id.inode = v.inode;
-	} else if (lock >= 0)
-		policy_clear(path, id.cookie);
+	if (lock >= 0)
+		policy_clear(by_cookie ? NULL : path, id.cookie);
 	if (was && bpf_map_delete_elem(map_fd, &id.cookie) != 0)
 		die_bpf("removing the namespace", errno);
 	int left = map_fd >= 0 ? count_entries(map_fd) : 0;
-	if (lock >= 0 && left == 0 && cgroups_left() == 0)
+	if (lock >= 0 && left == 0 && pinned_entries(CG_PIN) == 0)
 		unpin_all();
 	printf("{\"cookie\":\"%llu\",\"inode\":%u,\"was\":%s,\"switched\":%llu,\"left\":%d}\n", id.cookie, id.inode, was ? "true" : "false", v.switched, left);
 	return 0;
@@ -971,10 +971,9 @@ static int cgroup_path_of(unsigned long long id, char *out, size_t n)
 	return 1;
 }
 
-/** Removes the entries (switch and policy) of cgroups whose directory is gone; the count removed. */
-static int prune_cgroups(void)
+/** Removes the entries (switch and policy) of cgroups whose directory is gone. */
+static void prune_cgroups(void)
 {
-	int removed = 0;
 	const char *pins[] = {CG_PIN, POLICY_CG_PIN};
 	for (int m = 0; m < 2; m++) {
 		int fd = bpf_obj_get(pins[m]);
@@ -986,20 +985,13 @@ static int prune_cgroups(void)
 		while (r == 0) {
 			key = next;
 			r = bpf_map_get_next_key(fd, &key, &next);
-			if (cgroup_path_of(key, path, sizeof path) == 0 && bpf_map_delete_elem(fd, &key) == 0 && m == 0)
-				removed++;
+			if (cgroup_path_of(key, path, sizeof path) == 0)
+				bpf_map_delete_elem(fd, &key);
 		}
 		if (m == 0)
 			set_cgroup_count(fd);
 		close(fd);
 	}
-	return removed;
-}
-
-/** Switched cgroups, from the pinned map (0 when none is pinned). */
-static int cgroups_left(void)
-{
-	return pinned_entries(CG_PIN);
 }
 
 /**
