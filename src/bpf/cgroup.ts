@@ -16,9 +16,12 @@ export class CgroupError extends Error {
   }
 }
 
+// the characters systemd allows in a unit name
+const UNIT = '[A-Za-z0-9:_.\\\\@-]+';
+
 /** A unit name as systemd spells it: NAME.service / .scope / .slice (a bare NAME means NAME.service). */
 export function unitName(unit: string): string {
-  if (!/^[A-Za-z0-9:_.\\@-]+$/.test(unit)) throw new CgroupError('EUSAGE', `--unit ${JSON.stringify(unit)}: not a systemd unit name`, true);
+  if (!new RegExp(`^${UNIT}$`).test(unit)) throw new CgroupError('EUSAGE', `--unit ${JSON.stringify(unit)}: not a systemd unit name`, true);
   return /\.(service|scope|slice)$/.test(unit) ? unit : `${unit}.service`;
 }
 
@@ -69,5 +72,5 @@ export function cgroupPath(given: string, root = CGROUP_ROOT): string {
 /** The systemd unit a cgroup directory belongs to, by its name (undefined: not a unit's directory). */
 export function unitOfCgroup(dir: string | undefined): string | undefined {
   const base = dir === undefined ? '' : path.basename(dir);
-  return /^[A-Za-z0-9:_.\\@-]+\.(service|scope)$/.test(base) ? base : undefined;
+  return new RegExp(`^${UNIT}\\.(service|scope)$`).test(base) ? base : undefined;
 }

@@ -28,11 +28,15 @@ export class ContainerNamespaces {
 
   /** The readers for the namespaces recorded now: new ones opened, those no record names any more closed. */
   refresh(): NamespaceReader[] {
-    const now = new Map<string, HookRecord[]>();
+    // the recorded namespaces by cookie: their inode and their containers' records
+    const now = new Map<string, { inode: number; records: HookRecord[] }>();
     for (const r of allRecords(this.recordsDir)) {
       if (r.scope.kind !== 'netns' || r.scope.cookie === '' || this.skip.has(r.scope.inode)) continue;
-      now.set(r.scope.cookie, [...(now.get(r.scope.cookie) ?? []), r]);
+      const entry = now.get(r.scope.cookie) ?? { inode: r.scope.inode, records: [] };
+      entry.records.push(r);
+      now.set(r.scope.cookie, entry);
     }
+    for (const e of now.values()) e.records.sort((a, b) => a.id.localeCompare(b.id));
     for (const [cookie, t] of this.tracked) {
       if (!now.has(cookie) || t.reader.goneReason !== undefined) {
         t.reader.close();
@@ -40,25 +44,21 @@ export class ContainerNamespaces {
       }
     }
     const fresh = [...now.entries()].filter(([cookie]) => !this.tracked.has(cookie));
-    if (fresh.length > 0) {
-      const members = netnsMembers(new Set(fresh.map(([, rs]) => (rs[0]!.scope as { inode: number }).inode)), 0);
-      for (const [cookie, rs] of fresh) {
-        const inode = (rs[0]!.scope as { inode: number }).inode;
-        const m = members.get(inode);
-        const name = m?.names[0];
-        const pid = m?.pids[0];
-        if (name === undefined && pid === undefined) continue; // no process holds it any more: poststop comes
-        const sorted = [...rs].sort((a, b) => a.id.localeCompare(b.id));
-        try {
-          const reader = NamespaceReader.open({ ...(name !== undefined ? { netns: `/run/netns/${name}` } : { target: pid }), label: labelFor(sorted[0]!) });
-          if (reader.inode === inode) this.tracked.set(cookie, { reader, records: sorted });
-          else reader.close(); // the name or process moved on meanwhile
-        } catch {
-          /* gone meanwhile: the next scrape looks again */
-        }
+    const members = fresh.length > 0 ? netnsMembers(new Set(fresh.map(([, e]) => e.inode)), 0) : new Map();
+    for (const [cookie, { inode, records }] of fresh) {
+      const m = members.get(inode);
+      const name = m?.names[0];
+      const pid = m?.pids[0];
+      if (name === undefined && pid === undefined) continue; // no process holds it any more: poststop comes
+      try {
+        const reader = NamespaceReader.open({ ...(name !== undefined ? { netns: `/run/netns/${name}` } : { target: pid }), label: labelFor(records[0]!) });
+        if (reader.inode === inode) this.tracked.set(cookie, { reader, records });
+        else reader.close(); // the name or process moved on meanwhile
+      } catch {
+        /* gone meanwhile: the next scrape looks again */
       }
     }
-    for (const [cookie, t] of this.tracked) t.records = [...(now.get(cookie) ?? [])].sort((a, b) => a.id.localeCompare(b.id));
+    for (const [cookie, t] of this.tracked) t.records = now.get(cookie)?.records ?? [];
     return [...this.tracked.values()].map((t) => t.reader);
   }
 

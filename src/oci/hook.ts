@@ -47,9 +47,12 @@ export function parseState(text: string): OciState {
   return s as OciState;
 }
 
+// the Kubernetes names CRI-O passes, by the record's field
+const POD_ANNOTATIONS = { name: 'io.kubernetes.pod.name', namespace: 'io.kubernetes.pod.namespace', uid: 'io.kubernetes.pod.uid', container: 'io.kubernetes.container.name' } as const;
+
 const podOf = (a: Readonly<Record<string, string>>): HookRecord['pod'] => {
-  const pod = { name: a['io.kubernetes.pod.name'], namespace: a['io.kubernetes.pod.namespace'], uid: a['io.kubernetes.pod.uid'], container: a['io.kubernetes.container.name'] };
-  return Object.values(pod).some((x) => x !== undefined) ? JSON.parse(JSON.stringify(pod)) : undefined;
+  const pod = Object.fromEntries(Object.entries(POD_ANNOTATIONS).flatMap(([field, key]) => (a[key] === undefined ? [] : [[field, a[key]]])));
+  return Object.keys(pod).length > 0 ? pod : undefined;
 };
 
 /** The cgroup v2 directory of a process (the "0::" line of /proc/PID/cgroup). */
