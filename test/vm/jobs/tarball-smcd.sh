@@ -16,8 +16,13 @@ if [ "${1:-}" = --prepare ]; then
   out=$run/tarball
   rm -rf "$out"
   mkdir -p "$out/warm"
-  # npm pack runs prepack (dist + prebuilds); the registry fills a cache the guest installs from offline
-  (cd "$repo" && npm pack --pack-destination "$out" --silent >/dev/null)
+  # packed as built: dist/ and the prebuilds come from the host's build (test/vm/run.sh builds the
+  # prebuilds before any lane starts), and --ignore-scripts keeps prepack from rewriting dist/ while other
+  # guests read it; the registry fills a cache the guest installs from offline
+  for f in dist/cli.mjs dist/preload.js prebuilds/linux-x64/smc_run.glibc.node prebuilds/linux-arm64/smc_run.glibc.node prebuilds/linux-s390x/smc_run.glibc.node; do
+    [ -s "$repo/$f" ] || { echo "tarball-smcd: $f is not built (npm run build:ts && npm run build:prebuilds)" >&2; exit 1; }
+  done
+  (cd "$repo" && npm pack --ignore-scripts --pack-destination "$out" --silent >/dev/null)
   tgz=$(ls "$out"/smc-run-*.tgz)
   echo '{"name":"warm","version":"1.0.0","private":true}' >"$out/warm/package.json"
   (cd "$out/warm" && npm install --no-save --ignore-scripts --no-audit --no-fund --cache "$out/npm-cache" "$tgz" >/dev/null)
