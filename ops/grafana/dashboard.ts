@@ -1,7 +1,7 @@
 // The Grafana dashboard of `smc-run stats serve`, as code (Grafana's foundation SDK). `npm run
 // build:dashboard` writes it to ops/grafana/smc-run.json, the file the package ships and operators import;
 // test/unit/ops-dashboard.test.ts fails when the two differ. Every query filters on the dashboard's
-// variables (job, instance, netns) and shows one line per network namespace.
+// variables (job, instance, pod, netns) and shows one line per network namespace.
 import * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import * as common from '@grafana/grafana-foundation-sdk/common';
 import { DataqueryBuilder } from '@grafana/grafana-foundation-sdk/prometheus';
@@ -181,7 +181,11 @@ export function buildDashboard(): dashboard.Dashboard {
     .withVariable(new dashboard.DatasourceVariableBuilder('datasource').label('Data source').type('prometheus'))
     .withVariable(labelVariable('job', 'Job', 'label_values(smc_up, job)'))
     .withVariable(labelVariable('instance', 'Instance', 'label_values(smc_up{job=~"$job"}, instance)'))
-    .withVariable(labelVariable('netns', 'Network namespace', 'label_values(smc_up{job=~"$job",instance=~"$instance"}, netns)'));
+    // a pod (or a container outside Kubernetes) is the namespace the OCI hook switched for it, named in
+    // the netns label (`pod:NAMESPACE/NAME`, `container:ID12`) of `stats serve --containers`; picking one
+    // narrows the namespaces to it, All leaves every namespace
+    .withVariable(labelVariable('pod', 'Pod or container', 'label_values(smc_container_info{job=~"$job",instance=~"$instance"}, netns)'))
+    .withVariable(labelVariable('netns', 'Network namespace', 'label_values(smc_up{job=~"$job",instance=~"$instance",netns=~"$pod"}, netns)'));
   let id = 0;
   for (const row of ROWS) {
     b.withRow(new dashboard.RowBuilder(row.title).id(++id));

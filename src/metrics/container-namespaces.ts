@@ -15,6 +15,8 @@ interface Tracked {
   records: HookRecord[];
 }
 
+/** the labels of smc_container_info (the dashboard's pod variable reads its netns) */
+export const CONTAINER_INFO_LABELS = ['netns', 'container_id', 'pod', 'pod_namespace', 'container'] as const;
 const labelFor = (r: HookRecord): string => (r.pod?.name !== undefined ? `pod:${r.pod.namespace ?? '-'}/${r.pod.name}` : `container:${r.id.slice(0, 12)}`);
 
 export class ContainerNamespaces {
@@ -65,7 +67,7 @@ export class ContainerNamespaces {
   /** smc_container_info: one sample per recorded container of the namespaces read. */
   info(): MetricFamily {
     const f = new FamilySet();
-    f.declare('smc_container_info', 'gauge', 'A container the OCI hook switched (smc-run oci-hook), in the namespace its netns label names: 1. pod, pod_namespace and container are Kubernetes\' names where CRI-O passed them, else empty.', ['netns', 'container_id', 'pod', 'pod_namespace', 'container']);
+    f.declare('smc_container_info', 'gauge', 'A container the OCI hook switched (smc-run oci-hook), in the namespace its netns label names: 1. pod, pod_namespace and container are Kubernetes\' names where CRI-O passed them, else empty.', [...CONTAINER_INFO_LABELS]);
     for (const t of this.tracked.values()) {
       for (const r of t.records) f.add('smc_container_info', { netns: t.reader.label, container_id: r.id, pod: r.pod?.name ?? '', pod_namespace: r.pod?.namespace ?? '', container: r.pod?.container ?? '' }, 1);
     }

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseDocument, isScalar, visit, type Scalar } from 'yaml';
 import { buildFamilies } from '../../src/metrics/families';
+import { CONTAINER_INFO_LABELS } from '../../src/metrics/container-namespaces';
 import { REPO } from './run';
 
 export const DASHBOARD_JSON = path.join(REPO, 'ops', 'grafana', 'smc-run.json');
@@ -106,6 +107,7 @@ export function servedMetrics(): Map<string, Set<string>> {
   const m = new Map<string, Set<string>>();
   for (const f of buildFamilies([])) m.set(f.name, new Set([...f.labelNames, 'job', 'instance']));
   m.set('smc_exporter_scrapes_total', new Set(['job', 'instance']));
+  m.set('smc_container_info', new Set([...CONTAINER_INFO_LABELS, 'job', 'instance']));
   m.set('up', new Set(['job', 'instance']));
   return m;
 }

@@ -31,9 +31,9 @@ describe('ops/grafana/smc-run.json', () => {
     expect(fs.readFileSync(out, 'utf8')).toBe(committed);
   });
 
-  it('has the variables datasource, job, instance, netns and one Prometheus query per panel', () => {
+  it('has the variables datasource, job, instance, pod, netns and one Prometheus query per panel', () => {
     expect(dashboard.uid).toBe('smc-run');
-    expect(dashboard.templating.list.map((v) => v.name)).toEqual(['datasource', 'job', 'instance', 'netns']);
+    expect(dashboard.templating.list.map((v) => v.name)).toEqual(['datasource', 'job', 'instance', 'pod', 'netns']);
     expect(panels.map((p) => p.title)).toEqual([
       'SMC answering (smc_up)', 'Exporter scrapes (up)', 'Time to read a namespace',
       'SMC connections by mode', 'Fallbacks to TCP by reason', 'Fallback ratio', 'Handshake errors',
@@ -48,6 +48,21 @@ describe('ops/grafana/smc-run.json', () => {
         expect(p.targets![0]!.legendFormat, p.title).toContain('{{netns}}');
       }
     }
+  });
+
+  it('each query variable lists a label the exporter serves on its metric; pod narrows netns to the pods\' namespaces', () => {
+    const served = servedMetrics();
+    const vars = dashboard.templating.list.filter((v) => v.name !== 'datasource');
+    for (const v of vars) {
+      const m = /^label_values\((\w+)(\{[^}]*\})?, (\w+)\)$/.exec(String(v.query));
+      expect(m, `${v.name}: ${String(v.query)}`).not.toBeNull();
+      const [, metric, selector = '', label] = m!;
+      expect(served.get(metric!)?.has(label!), `${v.name}: ${metric} has no label ${label}`).toBe(true);
+      for (const l of promqlReads(`${metric}${selector}`).labels) expect(served.get(metric!)!.has(l), `${v.name}: ${metric} has no label ${l}`).toBe(true);
+    }
+    // the pod variable's values are netns labels (pod:NS/NAME, container:ID12), so netns filters on them
+    expect(vars.find((v) => v.name === 'pod')!.query).toBe('label_values(smc_container_info{job=~"$job",instance=~"$instance"}, netns)');
+    expect(String(vars.find((v) => v.name === 'netns')!.query)).toContain('netns=~"$pod"');
   });
 
   it('queries only metrics the exporter serves, and only their labels', () => {
