@@ -29,6 +29,8 @@ export interface NativeAddon {
   openInNetns(nsPath: string, kind: 'file' | 'netlink', filePath: string, flagsOrProtocol: number): number;
   /** openInNetns on a libuv pool thread: the event loop never waits for the helper thread */
   openInNetnsAsync(nsPath: string, kind: 'file' | 'netlink', filePath: string, flagsOrProtocol: number): Promise<number>;
+  /** flock(2): operation LOCK_EX (2) or LOCK_UN (8), | LOCK_NB (4); a held lock with LOCK_NB throws code EAGAIN */
+  flock(fd: number, operation: number): void;
 }
 
 /** An Error from the addon: errno name in `code`, like Node's own system errors. */

@@ -4,7 +4,9 @@
 // never looked up again between a read, a write and the read-back, so a PID that exits or is reused, or a
 // name that is re-created, cannot move a command into another namespace half-way.
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { addon } from './native';
 import { SUDO_HINT } from './permission-hint';
 import { processStartTime } from './proc/stat';
 import { holdForTests } from './test-hooks';
@@ -127,6 +129,24 @@ export function openNetns(t: NamespaceTarget): NetnsHandle | undefined {
       open = false;
     },
   };
+}
+
+const SOL_SOCKET = 1;
+const SO_NETNS_COOKIE = 71;
+
+/**
+ * The namespace's cookie (SO_NETNS_COOKIE, Linux 5.14+), the key the BPF switch keeps it under: never
+ * reused, unlike the inode. Read from a netlink socket opened in it (the option is a u64 in host order).
+ */
+export function netnsCookie(ns: NetnsHandle): string {
+  const a = addon();
+  const fd = a.openInNetns(ns.path, 'netlink', '', 0);
+  try {
+    const b = a.getSockOptBytes(fd, SOL_SOCKET, SO_NETNS_COOKIE, 8);
+    return (os.endianness() === 'LE' ? b.readBigUInt64LE(0) : b.readBigUInt64BE(0)).toString();
+  } finally {
+    a.closeFd(fd);
+  }
 }
 
 /** Runs fn with the target's namespace open (undefined = the caller's own), and closes it after. */

@@ -6,11 +6,14 @@
 //   SMC_RUN_TEST_NETNS_HOLD_MS=N   hold N ms after a --target/--netns namespace was opened (a test ends the
 //                                  target in between: test/kernel/containers/runtimes.test.ts)
 //   SMC_RUN_TEST_SYSCTL_HOLD_MS=N  hold N ms after each sysctl write (test/kernel/smcd/sysctl.test.ts)
+//   SMC_RUN_TEST_OCI_HOLD_MS=N     hold N ms after the OCI hook switched a container, its lock held (a test
+//                                  kills it there: test/kernel/newest/oci-hook.test.ts)
 //   SMC_RUN_TEST_DUMP_PACING=0     the promise API's dumps back to back (bench/observability-scale.cjs)
 
 interface TestHooks {
   netnsHoldMs: number;
   sysctlHoldMs: number;
+  ociHoldMs: number;
   dumpPacing: boolean;
 }
 
@@ -20,14 +23,16 @@ function testHooks(): TestHooks {
   hooks ??= {
     netnsHoldMs: Number(process.env.SMC_RUN_TEST_NETNS_HOLD_MS ?? 0) || 0,
     sysctlHoldMs: Number(process.env.SMC_RUN_TEST_SYSCTL_HOLD_MS ?? 0) || 0,
+    ociHoldMs: Number(process.env.SMC_RUN_TEST_OCI_HOLD_MS ?? 0) || 0,
     dumpPacing: process.env.SMC_RUN_TEST_DUMP_PACING !== '0',
   };
   return hooks;
 }
 
 /** Blocks the thread for the hold a test asked for at this point (none unless asked). */
-export function holdForTests(point: 'netns' | 'sysctl'): void {
-  const ms = point === 'netns' ? testHooks().netnsHoldMs : testHooks().sysctlHoldMs;
+export function holdForTests(point: 'netns' | 'sysctl' | 'oci'): void {
+  const h = testHooks();
+  const ms = point === 'netns' ? h.netnsHoldMs : point === 'sysctl' ? h.sysctlHoldMs : h.ociHoldMs;
   if (ms > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 

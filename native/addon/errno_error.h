@@ -63,5 +63,6 @@ class UniqueFd {
 Napi::Object InitSocket(Napi::Env env, Napi::Object exports);
 Napi::Object InitNetlink(Napi::Env env, Napi::Object exports);
 Napi::Object InitNetns(Napi::Env env, Napi::Object exports);
+Napi::Object InitFileLock(Napi::Env env, Napi::Object exports);
 
 }  // namespace smcrun

@@ -10,9 +10,11 @@ import * as path from 'node:path';
 import { encodePolicy } from '../bpf/policy';
 import { disableCgroupId, disableCookie, enableCgroup, enableNamespace } from '../bpf/switch';
 import { CGROUP_ROOT } from '../bpf/cgroup';
-import { pinned, withNetns } from '../netns';
+import { netnsCookie, pinned, withNetns } from '../netns';
 import { writeSmcSysctls } from '../sysctl';
 import { ANNOTATION, isRequired, parseRequest } from './annotations';
+import { holdForTests } from '../test-hooks';
+import { withRecordsLock } from './lock';
 import { allRecords, readRecord, removeRecord, sameScope, writeRecord, type HookRecord } from './records';
 
 /** The OCI state a runtime hands its hooks (runtime-spec config.md, "state"). */
@@ -87,33 +89,39 @@ export function onCreate(state: OciState, dir?: string): HookOutcome {
   }
   const pod = podOf(ann);
   const at = new Date().toISOString();
+  // Under the records' lock (one hook at a time: the containers of a pod start and stop side by side), the
+  // record is written before the switch and names its scope by the key the switch keeps (the namespace's
+  // cookie, the cgroup's id): a hook killed after the switch still leaves poststop what it must undo.
   let recorded = false;
   try {
-    const hostNetwork = fs.statSync(`/proc/${pid}/ns/net`).ino === fs.statSync('/proc/self/ns/net').ino;
-    if (hostNetwork) {
-      if (req.sysctls.length > 0) return fail(`${ANNOTATION.sysctls}: the container runs in the host's network namespace, whose net.smc sysctls are the host's: not set from a container`);
-      const cg = cgroupOfPid(pid);
-      const id = String(fs.statSync(cg, { bigint: true }).ino);
-      writeRecord({ id: state.id, scope: { kind: 'cgroup', id, path: cg }, pod, at }, dir);
-      recorded = true;
-      enableCgroup(cg, policy);
-      return OK;
-    }
-    return withNetns({ target: pid }, (ns) => {
-      if (ns === undefined) throw new Error('no namespace opened');
-      writeRecord({ id: state.id, scope: { kind: 'netns', cookie: '', inode: ns.inode }, pod, at }, dir);
-      recorded = true;
-      const changes = req.sysctls.length > 0 ? writeSmcSysctls(req.sysctls, pinned(ns)) : [];
-      try {
-        const r = enableNamespace(ns, policy);
-        writeRecord({ id: state.id, scope: { kind: 'netns', cookie: r.cookie, inode: r.inode }, pod, at }, dir);
-      } catch (e) {
-        // unswitched, as it would be without the hook: its sysctls back as they were
-        if (changes.length > 0) writeSmcSysctls(changes.map((c) => [c.name, c.old] as const).reverse(), pinned(ns));
-        throw e;
+    return withRecordsLock(() => {
+      const hostNetwork = fs.statSync(`/proc/${pid}/ns/net`).ino === fs.statSync('/proc/self/ns/net').ino;
+      if (hostNetwork) {
+        if (req.sysctls.length > 0) return fail(`${ANNOTATION.sysctls}: the container runs in the host's network namespace, whose net.smc sysctls are the host's: not set from a container`);
+        const cg = cgroupOfPid(pid);
+        const id = String(fs.statSync(cg, { bigint: true }).ino);
+        writeRecord({ id: state.id, scope: { kind: 'cgroup', id, path: cg }, pod, at }, dir);
+        recorded = true;
+        enableCgroup(cg, policy);
+        holdForTests('oci');
+        return OK;
       }
-      return OK;
-    });
+      return withNetns({ target: pid }, (ns) => {
+        if (ns === undefined) throw new Error('no namespace opened');
+        writeRecord({ id: state.id, scope: { kind: 'netns', cookie: netnsCookie(ns), inode: ns.inode }, pod, at }, dir);
+        recorded = true;
+        const changes = req.sysctls.length > 0 ? writeSmcSysctls(req.sysctls, pinned(ns)) : [];
+        try {
+          enableNamespace(ns, policy);
+        } catch (e) {
+          // unswitched, as it would be without the hook: its sysctls back as they were
+          if (changes.length > 0) writeSmcSysctls(changes.map((c) => [c.name, c.old] as const).reverse(), pinned(ns));
+          throw e;
+        }
+        holdForTests('oci');
+        return OK;
+      });
+    }, dir);
   } catch (e) {
     if (recorded) removeRecord(state.id, dir);
     return fail((e as Error).message);
@@ -122,14 +130,16 @@ export function onCreate(state: OciState, dir?: string): HookOutcome {
 
 /** poststop: undo the container's switch once no other container's record names the same scope. */
 export function onStop(state: OciState, dir?: string): HookOutcome {
-  const rec = readRecord(state.id, dir);
-  if (rec === undefined) return OK;
-  removeRecord(state.id, dir);
-  if (allRecords(dir).some((r) => sameScope(r.scope, rec.scope))) return OK;
   try {
-    if (rec.scope.kind === 'cgroup') disableCgroupId(rec.scope.id);
-    else if (rec.scope.cookie !== '') disableCookie(rec.scope.cookie);
-    return OK;
+    return withRecordsLock(() => {
+      const rec = readRecord(state.id, dir);
+      if (rec === undefined) return OK;
+      removeRecord(state.id, dir);
+      if (allRecords(dir).some((r) => sameScope(r.scope, rec.scope))) return OK;
+      if (rec.scope.kind === 'cgroup') disableCgroupId(rec.scope.id);
+      else if (rec.scope.cookie !== '') disableCookie(rec.scope.cookie); // '' only in a record of an older hook
+      return OK;
+    }, dir);
   } catch (e) {
     return { exit: 0, message: `undoing its switch: ${(e as Error).message} (smc-run status shows what is left; smc-run disable clears it)` };
   }

@@ -5,7 +5,8 @@
 // outside (both ends), only its namespace has the sysctl, `stats serve --containers` reads it labelled by
 // its pod, and once it stops nothing of it is switched or recorded. A host-network container annotated the same way is switched by its cgroup; a program beside it
 // in the same (host) namespace is not. A bad annotation leaves its container running on TCP; with
-// io.smc-run/required it does not start.
+// io.smc-run/required it does not start. The containers of one pod switching and unswitching side by
+// side keep one switch while any of them runs; a hook killed half-way leaves what poststop undoes.
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -177,6 +178,78 @@ describe.runIf(EXPECT_MODE === 'smcd')('the OCI hook with podman (annotations)',
     expect(r2.stdout.trim()).toBe('');
     expect(r2.stderr).toMatch(/error executing hook .*smc-run/);
     expect(hookLog().trim().split('\n').pop()).toMatch(/no_such_sysctl.*the container does not start \(io\.smc-run\/required\)$/);
+  }, SLOW);
+
+  it('the containers of a pod starting and stopping side by side: one switch, held while any of them runs, gone with the last; a hook killed after its switch frees the lock and leaves what poststop undoes', async () => {
+    // processes in netA's namespace stand in for the containers of one pod: the hook reads only the state
+    const sleepers = Array.from({ length: 6 }, () => spawn('ip', ['netns', 'exec', netA.name, 'sleep', '600'], { stdio: 'ignore' }));
+    const stateOf = (id: string, st: string, pid?: number): string =>
+      JSON.stringify({ ociVersion: '1.0.2', id, status: st, pid, annotations: { 'io.smc-run/enable': 'true', 'io.kubernetes.pod.name': 'db', 'io.kubernetes.pod.namespace': 'shop' } });
+    const hook = async (id: string, st: string, pid?: number): Promise<void> => {
+      const r = await run(BIN, ['oci-hook'], {}, { input: stateOf(id, st, pid) });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr, hookLog()).toBe('');
+    };
+    const inodeA = fs.statSync(netA.path).ino;
+    const inA = async (): Promise<string[] | undefined> => (await status()).namespaces.find((n) => n.inode === inodeA)?.containers.map((c) => c.id).sort();
+    const recorded = (): string[] => (fs.existsSync(records) ? fs.readdirSync(records).filter((f) => f.endsWith('.json')).sort() : []);
+    const proto = async (): Promise<string> => (await run('ip', ['netns', 'exec', netA.name, 'python3', '-c', PROTO])).stdout.trim();
+    try {
+      // each in the pod's namespace before its hook runs (else the hook would see a host-network container)
+      for (const p of sleepers) {
+        for (let i = 0; i < 300; i++) {
+          try {
+            if (fs.statSync(`/proc/${p.pid}/ns/net`).ino === inodeA) break;
+          } catch {
+            /* not started yet */
+          }
+          await new Promise((res) => setTimeout(res, 50));
+        }
+        expect(fs.statSync(`/proc/${p.pid}/ns/net`).ino).toBe(inodeA);
+      }
+      const ids = sleepers.map((_, i) => `pod-c${i}`);
+      for (let round = 0; round < 2; round++) {
+        await Promise.all(ids.slice(0, 4).map((id, i) => hook(id, 'creating', sleepers[i]!.pid)));
+        expect(await inA()).toEqual(ids.slice(0, 4));
+        // three stop while a fifth starts: switched for the two left
+        await Promise.all([...ids.slice(0, 3).map((id) => hook(id, 'stopped')), hook(ids[4]!, 'creating', sleepers[4]!.pid)]);
+        expect(await inA()).toEqual([ids[3], ids[4]]);
+        expect(await proto()).toBe('256');
+        // the last two stop side by side: nothing of the pod is left
+        await Promise.all([hook(ids[3]!, 'stopped'), hook(ids[4]!, 'stopped')]);
+        expect(await inA()).toBeUndefined();
+        expect(recorded()).toEqual([]);
+        expect(await proto()).toBe('6');
+      }
+
+      // a hook killed while it holds the lock, after its switch (SMC_RUN_TEST_OCI_HOLD_MS holds it there)
+      const killed = spawn(BIN, ['oci-hook'], { env: { ...process.env, SMC_RUN_TEST_OCI_HOLD_MS: '600000' }, stdio: ['pipe', 'ignore', 'ignore'] });
+      killed.stdin.end(stateOf('pod-killed', 'creating', sleepers[5]!.pid));
+      let seen: string[] | undefined;
+      for (let i = 0; i < 300 && seen === undefined; i++) {
+        seen = await inA();
+        if (seen === undefined) await new Promise((res) => setTimeout(res, 200));
+      }
+      expect(seen).toEqual(['pod-killed']);
+      killed.kill('SIGKILL');
+      await new Promise((res) => killed.once('exit', res));
+      // status shows what it left: the namespace switched, the container recorded with its cookie
+      expect(recorded()).toEqual(['pod-killed.json']);
+      expect(await proto()).toBe('256');
+      // the next hook does not wait for the dead one's lock (the wait would be 30 s and a line on stderr)
+      const t0 = Date.now();
+      await hook(ids[0]!, 'creating', sleepers[0]!.pid);
+      expect(await inA()).toEqual([ids[0], 'pod-killed']);
+      // the runtime's poststop for the killed hook's container, then the other's: nothing left
+      await hook('pod-killed', 'stopped');
+      expect(await inA()).toEqual([ids[0]]);
+      await hook(ids[0]!, 'stopped');
+      expect(await inA()).toBeUndefined();
+      expect(recorded()).toEqual([]);
+      expect(Date.now() - t0).toBeLessThan(120_000);
+    } finally {
+      for (const p of sleepers) p.kill('SIGKILL');
+    }
   }, SLOW);
 
   it('the node kit\'s commands as plain processes: node-install.sh copies node and smc-run under PREFIX and points hooks.d at the copy; podman runs that hook; the exporter command serves from the copy', async () => {
