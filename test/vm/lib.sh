@@ -38,9 +38,16 @@ apt_need() {
 }
 
 # The lanes, in the order `--target all` runs them, as name:reports (how many vitest runs their guests
-# make). The lanes on Debian's stock kernels come first, so that the background kernel builds .ci/run
-# starts (test/vm/kernels.sh) have the longest time to finish before a lane boots their kernels.
-LANES=(smcr-6.12:2 smcr-6.1:1 smcd-6.12:4 smcd-newest:1 s390x:1)
+# make). A lane on Debian's stock kernel comes first, so that the background kernel builds .ci/run starts
+# (test/vm/kernels.sh) have time to finish before a lane boots their kernels; then the longest first.
+LANES=(smcr-6.12:2 smcd-burst:1 smcd-6.12:4 smcd-newest:1 smcr-6.1:1 s390x:1)
+# Lanes that run with no other lane beside them under run.sh --jobs: their connection bursts are
+# load-sensitive by nature (measured: beside other lanes at equal priority, a 2,000-connection SMC-R burst
+# ran past the kernel's handshake wait and fell back, and 142 of an SMC-D burst from C got ECONNRESET).
+ALONE=(smcr-6.12 smcd-burst)
+# lane_timeout SECONDS: a lane's qemu timeout, scaled by how many lanes share the machine with it
+# (run.sh exports SMC_RUN_LANE_JOBS)
+lane_timeout() { echo $(( $1 * ${SMC_RUN_LANE_JOBS:-1} )); }
 declare -A ALIAS=([smcd]=smcd-6.12 [smcr]=smcr-6.12)
 # build-kernel.sh's arguments for the lanes that boot a kernel built here (the others boot Debian's)
 declare -A LANE_KERNEL=([smcd-6.12]="--arch x86_64" [smcd-newest]="--series newest --suite trixie-backports --fragment config-7.x.fragment" [s390x]="--arch s390x")

@@ -87,18 +87,23 @@ if [ "$JOBS" = 1 ]; then
     run_lane "$lane" "$logs/$lane.sum" || rc=1
   done
 else
-  # $JOBS lanes at a time, started in the order of LANES as slots free up; each lane's log is printed
-  # whole when it ends
+  # $JOBS lanes at a time, started in the order of LANES as slots free up, except a lane of ALONE, which
+  # waits for the others to end and holds the machine to itself; each lane's log is printed whole when it
+  # ends, and each gets its qemu timeout times the lanes beside it (lane_timeout)
   declare -A running=()
-  next=0
+  next=0 alone=
   while [ $next -lt ${#selected[@]} ] || [ ${#running[@]} -gt 0 ]; do
-    while [ $next -lt ${#selected[@]} ] && [ ${#running[@]} -lt "$JOBS" ]; do
-      lane=${selected[$next]}; next=$((next + 1))
+    while [ $next -lt ${#selected[@]} ] && [ ${#running[@]} -lt "$JOBS" ] && [ -z "$alone" ]; do
+      lane=${selected[$next]}
+      case " ${ALONE[*]} " in *" $lane "*) [ ${#running[@]} = 0 ] || break; alone=$lane ;; esac
+      next=$((next + 1))
       log "lane $lane: started beside ${#running[@]} other(s)"
-      run_lane "$lane" "$logs/$lane.sum" > "$logs/$lane.log" 2>&1 & running[$!]=$lane
+      SMC_RUN_LANE_JOBS=$([ -n "$alone" ] && echo 1 || echo "$JOBS") run_lane "$lane" "$logs/$lane.sum" > "$logs/$lane.log" 2>&1 &
+      running[$!]=$lane
     done
     r=0; wait -n -p done_pid "${!running[@]}" || r=$?
     lane=${running[$done_pid]}; unset "running[$done_pid]"
+    [ "$lane" = "$alone" ] && alone=
     echo "== lane $lane"; cat "$logs/$lane.log"
     [ $r = 0 ] || rc=1
   done

@@ -4,4 +4,5 @@
 # usage: s390x.sh RUN_DIR (new or empty; the guest leaves its results in RUN_DIR/results)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
-exec bash "$HERE/s390x/boot.sh" --timeout 1500 "$HERE/s390x/job.sh" "$1"
+. "$HERE/lib.sh"
+exec bash "$HERE/s390x/boot.sh" --timeout "$(lane_timeout 1500)" "$HERE/s390x/job.sh" "$1"

@@ -16,4 +16,4 @@ echo "$node26" > "$1/node26-bin"
 # the container tests run Debian's crun and podman, from the host's root that the guest boots
 . "$HERE/lib.sh"
 apt_need crun podman
-exec bash "$HERE/smcd/boot.sh" --timeout 2700 "$HERE/jobs/smcd-6.12.sh" "$1"
+exec bash "$HERE/smcd/boot.sh" --timeout "$(lane_timeout 2700)" "$HERE/jobs/smcd-6.12.sh" "$1"

@@ -11,4 +11,4 @@ HERE=$(cd "$(dirname "$0")/.." && pwd)
 KERNEL=$(bash "$HERE/smcd/build-kernel.sh" ${LANE_KERNEL[smcd-newest]})
 # the BPF switch's container tests run Debian's crun and podman, from the host's root that the guest boots
 apt_need crun podman
-exec bash "$HERE/smcd/boot.sh" --timeout 1500 --kernel "$KERNEL" "$HERE/jobs/smcd-newest.sh" "$1"
+exec bash "$HERE/smcd/boot.sh" --timeout "$(lane_timeout 1500)" --kernel "$KERNEL" "$HERE/jobs/smcd-newest.sh" "$1"

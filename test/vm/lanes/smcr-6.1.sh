@@ -4,4 +4,5 @@
 # usage: smcr-6.1.sh RUN_DIR (new or empty)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
-exec bash "$HERE/smcr/boot-pair.sh" --release bookworm --timeout 1200 --grace 60 "$HERE/smcr/jobs/suite-6.1-a.sh" "$HERE/smcr/jobs/suite-b.sh" "$1"
+. "$HERE/lib.sh"
+exec bash "$HERE/smcr/boot-pair.sh" --release bookworm --timeout "$(lane_timeout 1200)" --grace 60 "$HERE/smcr/jobs/suite-6.1-a.sh" "$HERE/smcr/jobs/suite-b.sh" "$1"
