@@ -31,10 +31,15 @@ describe('processStartTime (/proc/PID/stat)', () => {
 
   it('undefined for a PID with no process and for a zombie', async () => {
     expect(processStartTime(2 ** 22 + 1)).toBeUndefined(); // above pid_max's limit: never a process
-    // a zombie: sh's background child exits while its parent (sh, exec'd into sleep) never reaps it
-    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // a zombie: sh's background child exits once its parent is sleep (sh exec'd into it), which never reaps
+    // it. The child waits for a line on fd 3 (sh's stdin), sent only after the exec: a child that ended
+    // before it would have been reaped by sh itself, as happened on a loaded machine.
+    const parent = spawn('sh', ['-c', 'exec 3<&0; read x <&3 & echo $!; exec sleep 5'], { stdio: ['pipe', 'pipe', 'ignore'] });
     try {
       const pid = Number(await new Promise<string>((r) => parent.stdout.once('data', (d: Buffer) => r(d.toString()))));
+      for (let i = 0; i < 100 && fs.readFileSync(`/proc/${parent.pid}/comm`, 'utf8').trim() !== 'sleep'; i++) await sleep(50);
+      expect(fs.readFileSync(`/proc/${parent.pid}/comm`, 'utf8').trim()).toBe('sleep');
+      parent.stdin.end('go\n');
       let state = '';
       for (let i = 0; i < 50 && state !== 'Z'; i++) {
         await sleep(100);
