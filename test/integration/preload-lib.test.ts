@@ -225,9 +225,18 @@ describe('LD_PRELOAD library (test mode)', () => {
       execFileSync('setcap', ['cap_net_bind_service+ep', capped]);
       expect(dryRun([capped]).mechanism).toBe('preload');
       const asNobody = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'];
-      const r = await run(asNobody[0]!, [...asNobody.slice(1), '/bin/sh', BIN, '--dry-run', capped], { ...process.env, HOME: '/' });
+      // the launcher's files, where that user can read them: a clone under /root (mode 700), as a newcomer
+      // working as root has it, is out of its reach
+      const stage = path.join(fx.dir, 'pkg');
+      for (const f of ['bin/smc-run', 'dist/preload.js', 'build/Release/smc-preload.so']) {
+        fs.mkdirSync(path.dirname(path.join(stage, f)), { recursive: true, mode: 0o755 });
+        fs.copyFileSync(path.join(REPO, f), path.join(stage, f));
+        fs.chmodSync(path.join(stage, f), 0o755);
+      }
+      const bin = path.join(stage, 'bin', 'smc-run');
+      const r = await run(asNobody[0]!, [...asNobody.slice(1), '/bin/sh', bin, '--dry-run', capped], { ...process.env, HOME: '/' });
       expect(r.stdout.split('\n')[0], r.stderr).toBe('mechanism=filecap');
-      const line = await run(asNobody[0]!, [...asNobody.slice(1), '/bin/sh', BIN, capped, 'x'], { ...process.env, ...TEST, HOME: '/' });
+      const line = await run(asNobody[0]!, [...asNobody.slice(1), '/bin/sh', bin, capped, 'x'], { ...process.env, ...TEST, HOME: '/' });
       expect(lines(line.stderr).filter((l) => l.startsWith('smc-run:'))).toEqual([
         'smc-run: cap-probe has file capabilities (setcap): the loader runs it in secure mode and ignores LD_PRELOAD, its connections stay TCP',
       ]);
