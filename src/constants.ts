@@ -14,6 +14,8 @@ export const SO_RCVBUF = 8;
 export const SO_KEEPALIVE = 9;
 export const SO_PROTOCOL = 38;
 export const SO_DOMAIN = 39;
+/** u64 in host order, Linux 5.14+: a network namespace's id, never reused */
+export const SO_NETNS_COOKIE = 71;
 export const TCP_NODELAY = 1;
 export const TCP_CORK = 3;
 export const TCP_KEEPIDLE = 4;
@@ -24,5 +26,6 @@ export const TCP_INFO = 11;
 export const TCP_STATE_CLOSE = 7;
 export const SOL_SMC = 286;
 export const SMC_LIMIT_HS = 1;
+export const NETLINK_ROUTE = 0;
 export const NETLINK_SOCK_DIAG = 4;
 export const NETLINK_GENERIC = 16;

@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { NETLINK_ROUTE, SOL_SOCKET, SO_NETNS_COOKIE } from './constants';
 import { addon } from './native';
 import { SUDO_HINT } from './permission-hint';
 import { processStartTime } from './proc/stat';
@@ -131,16 +132,13 @@ export function openNetns(t: NamespaceTarget): NetnsHandle | undefined {
   };
 }
 
-const SOL_SOCKET = 1;
-const SO_NETNS_COOKIE = 71;
-
 /**
  * The namespace's cookie (SO_NETNS_COOKIE, Linux 5.14+), the key the BPF switch keeps it under: never
  * reused, unlike the inode. Read from a netlink socket opened in it (the option is a u64 in host order).
  */
 export function netnsCookie(ns: NetnsHandle): string {
   const a = addon();
-  const fd = a.openInNetns(ns.path, 'netlink', '', 0);
+  const fd = a.openInNetns(ns.path, 'netlink', '', NETLINK_ROUTE);
   try {
     const b = a.getSockOptBytes(fd, SOL_SOCKET, SO_NETNS_COOKIE, 8);
     return (os.endianness() === 'LE' ? b.readBigUInt64LE(0) : b.readBigUInt64BE(0)).toString();
